@@ -1,0 +1,329 @@
+//! Embeddings: hashed n-gram vectors for text and trajectories, and the replay memory.
+//!
+//! Everything here is deterministic and offline: features are hashed with 64-bit FNV-1a into
+//! [`VECTOR_DIM`] signed buckets (the hashing trick). Text similarity (used by the default
+//! policy's priors) compares word and character-trigram features. A trajectory's vector mixes
+//! the goal's words, the actions' keys (as unigrams and bigrams, so order matters) and the
+//! pages' words; a partial path is sketched from its action keys alone, and the replay bonus is
+//! the highest cosine of that sketch to the successful trajectories of the task family.
+
+use forager_protocol::trajectory::{TrajectoryVector, VECTOR_DIM, VectorError};
+use std::collections::HashMap;
+
+/// 64-bit FNV-1a: stable across runs, platforms and versions (unlike `DefaultHasher`).
+pub fn stable_hash(bytes: &[u8]) -> u64 {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for &b in bytes {
+        hash ^= u64::from(b);
+        hash = hash.wrapping_mul(0x0100_0000_01b3);
+    }
+    hash
+}
+
+/// Mixes two hashes (for bigrams and namespaces).
+fn combine(a: u64, b: u64) -> u64 {
+    stable_hash(&[a.to_le_bytes(), b.to_le_bytes()].concat())
+}
+
+/// The stable key of an action description: its words, lower-cased, in order.
+pub fn action_key(description: &str) -> u64 {
+    let words: Vec<String> = words(description).collect();
+    stable_hash(words.join(" ").as_bytes())
+}
+
+/// Lower-cased alphanumeric words.
+pub fn words(text: &str) -> impl Iterator<Item = String> + '_ {
+    text.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+}
+
+/// A sparse vector over [`VECTOR_DIM`] buckets, entries sorted by bucket.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SparseVector {
+    entries: Vec<(u16, f32)>,
+}
+
+impl SparseVector {
+    /// Builds a vector from hashed features and weights; colliding features add up.
+    pub fn from_features(features: impl IntoIterator<Item = (u64, f32)>) -> SparseVector {
+        let mut entries: Vec<(u16, f32)> = features
+            .into_iter()
+            .map(|(hash, weight)| {
+                let bucket = (hash % VECTOR_DIM as u64) as u16;
+                let sign = if hash >> 63 == 1 { -1.0 } else { 1.0 };
+                (bucket, sign * weight)
+            })
+            .collect();
+        entries.sort_unstable_by_key(|&(bucket, _)| bucket);
+        let mut merged: Vec<(u16, f32)> = Vec::with_capacity(entries.len());
+        for (bucket, value) in entries {
+            match merged.last_mut() {
+                Some((last, sum)) if *last == bucket => *sum += value,
+                _ => merged.push((bucket, value)),
+            }
+        }
+        SparseVector { entries: merged }
+    }
+
+    /// The L2 norm.
+    pub fn norm(&self) -> f32 {
+        self.entries.iter().map(|(_, v)| v * v).sum::<f32>().sqrt()
+    }
+
+    /// Whether no feature is set.
+    pub fn is_empty(&self) -> bool {
+        self.entries.iter().all(|&(_, v)| v == 0.0)
+    }
+
+    /// Dot product with another sparse vector.
+    pub fn dot(&self, other: &SparseVector) -> f32 {
+        let (mut i, mut j, mut sum) = (0, 0, 0.0);
+        while i < self.entries.len() && j < other.entries.len() {
+            let (a, b) = (self.entries[i], other.entries[j]);
+            match a.0.cmp(&b.0) {
+                std::cmp::Ordering::Less => i += 1,
+                std::cmp::Ordering::Greater => j += 1,
+                std::cmp::Ordering::Equal => {
+                    sum += a.1 * b.1;
+                    i += 1;
+                    j += 1;
+                }
+            }
+        }
+        sum
+    }
+
+    /// Cosine similarity with another sparse vector; 0 if either is empty.
+    pub fn cosine(&self, other: &SparseVector) -> f32 {
+        let denominator = self.norm() * other.norm();
+        if denominator > 0.0 {
+            (self.dot(other) / denominator).clamp(-1.0, 1.0)
+        } else {
+            0.0
+        }
+    }
+
+    /// Cosine similarity with a unit dense vector.
+    pub fn cosine_dense(&self, dense: &TrajectoryVector) -> f32 {
+        let norm = self.norm();
+        if norm == 0.0 {
+            return 0.0;
+        }
+        let values = dense.as_slice();
+        let dot: f32 = self
+            .entries
+            .iter()
+            .map(|&(bucket, v)| v * values[usize::from(bucket)])
+            .sum();
+        (dot / norm).clamp(-1.0, 1.0)
+    }
+
+    /// Adds another vector scaled by `weight`.
+    fn add(&mut self, other: &SparseVector, weight: f32) {
+        let features = self
+            .entries
+            .iter()
+            .copied()
+            .chain(other.entries.iter().map(|&(b, v)| (b, v * weight)));
+        let mut dense = [0f32; VECTOR_DIM];
+        for (bucket, value) in features {
+            dense[usize::from(bucket)] += value;
+        }
+        self.entries = dense
+            .iter()
+            .enumerate()
+            .filter(|(_, v)| **v != 0.0)
+            .map(|(b, v)| (b as u16, *v))
+            .collect();
+    }
+
+    /// The dense form, unnormalised.
+    pub fn to_dense(&self) -> Vec<f32> {
+        let mut dense = vec![0f32; VECTOR_DIM];
+        for &(bucket, value) in &self.entries {
+            dense[usize::from(bucket)] += value;
+        }
+        dense
+    }
+}
+
+const TEXT_NAMESPACE: u64 = 0x7465_7874; // "text"
+const ACTION_NAMESPACE: u64 = 0x6163_7473; // "acts"
+
+/// Word unigrams (weight 1) and character trigrams of each word (weight 0.5), so that
+/// "laptops" is close to "laptop".
+pub fn text_features(text: &str) -> SparseVector {
+    let mut features = Vec::new();
+    for word in words(text) {
+        features.push((combine(TEXT_NAMESPACE, stable_hash(word.as_bytes())), 1.0));
+        let padded: Vec<char> = format!("^{word}$").chars().collect();
+        for trigram in padded.windows(3) {
+            let s: String = trigram.iter().collect();
+            features.push((combine(TEXT_NAMESPACE + 1, stable_hash(s.as_bytes())), 0.5));
+        }
+    }
+    SparseVector::from_features(features)
+}
+
+/// Cosine similarity of two texts' features, in [-1, 1] (0 for empty text).
+pub fn text_similarity(a: &str, b: &str) -> f32 {
+    text_features(a).cosine(&text_features(b))
+}
+
+/// The sketch of an action path: each key as a unigram and each consecutive pair as a bigram.
+pub fn path_sketch(keys: &[u64]) -> SparseVector {
+    let mut features = Vec::with_capacity(keys.len() * 2);
+    let mut previous = None;
+    for &key in keys {
+        features.push((combine(ACTION_NAMESPACE, key), 1.0));
+        if let Some(prev) = previous {
+            features.push((combine(ACTION_NAMESPACE + 1, combine(prev, key)), 1.0));
+        }
+        previous = Some(key);
+    }
+    SparseVector::from_features(features)
+}
+
+/// The vector of a whole trajectory: its action path (weight 1), the goal's words and the
+/// pages' words (weight 0.5 each, so that the path dominates the replay bonus).
+pub fn trajectory_vector(
+    goal: &str,
+    keys: &[u64],
+    page_texts: &[&str],
+) -> Result<TrajectoryVector, VectorError> {
+    let mut vector = path_sketch(keys);
+    vector.add(&text_features(goal), 0.5);
+    for text in page_texts {
+        vector.add(&text_features(text), 0.5 / page_texts.len().max(1) as f32);
+    }
+    TrajectoryVector::normalise(vector.to_dense())
+}
+
+/// Where the replay bonus comes from: the successful trajectories the cluster remembers.
+pub trait ReplayMemory {
+    /// The highest cosine similarity in [0, 1] of a path sketch to a successful trajectory of
+    /// `family`; 0 when none is known.
+    fn best_similarity(&self, family: &str, path: &SparseVector) -> f64;
+}
+
+/// A memory that knows nothing (the replay bonus is always 0).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoMemory;
+
+impl ReplayMemory for NoMemory {
+    fn best_similarity(&self, _family: &str, _path: &SparseVector) -> f64 {
+        0.0
+    }
+}
+
+/// A brute-force memory of successful trajectory vectors by family. Exact; for single
+/// processes and simulations (the cluster's HNSW replica implements the same trait).
+#[derive(Debug, Clone, Default)]
+pub struct FlatMemory {
+    by_family: HashMap<String, Vec<TrajectoryVector>>,
+}
+
+impl FlatMemory {
+    /// Remembers a successful trajectory.
+    pub fn insert(&mut self, family: &str, vector: TrajectoryVector) {
+        self.by_family
+            .entry(family.to_owned())
+            .or_default()
+            .push(vector);
+    }
+
+    /// Number of vectors remembered for a family.
+    pub fn len(&self, family: &str) -> usize {
+        self.by_family.get(family).map_or(0, Vec::len)
+    }
+}
+
+impl ReplayMemory for FlatMemory {
+    fn best_similarity(&self, family: &str, path: &SparseVector) -> f64 {
+        self.by_family.get(family).map_or(0.0, |vectors| {
+            vectors
+                .iter()
+                .map(|v| f64::from(path.cosine_dense(v)))
+                .fold(0.0, f64::max)
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn similar_texts_score_higher() {
+        let goal = "find the ThinkPad laptop specifications";
+        let close = text_similarity(goal, "ThinkPad laptops");
+        let far = text_similarity(goal, "Gardening tools");
+        assert!(close > 0.3, "{close}");
+        assert!(far < close / 2.0, "{far} vs {close}");
+        assert_eq!(text_similarity("", "anything"), 0.0);
+        assert!((text_similarity("Same words", "same WORDS") - 1.0).abs() < 1e-5);
+    }
+
+    #[test]
+    fn stable_hash_is_fnv1a() {
+        // Published FNV-1a 64 test vectors.
+        assert_eq!(stable_hash(b""), 0xcbf29ce484222325);
+        assert_eq!(stable_hash(b"a"), 0xaf63dc4c8601ec8c);
+        assert_eq!(stable_hash(b"foobar"), 0x85944171f73967e8);
+    }
+
+    #[test]
+    fn replay_memory_prefers_the_remembered_route() {
+        let route = [
+            action_key("Catalogue"),
+            action_key("Laptops"),
+            action_key("X1"),
+        ];
+        let mut memory = FlatMemory::default();
+        let vector = trajectory_vector("find X1", &route, &["Laptops page"]).expect("valid");
+        memory.insert("shop", vector);
+        let same_start = memory.best_similarity("shop", &path_sketch(&route[..2]));
+        let other_start = memory.best_similarity(
+            "shop",
+            &path_sketch(&[action_key("Blog"), action_key("Archive")]),
+        );
+        assert!(same_start > 0.5, "{same_start}");
+        assert!(other_start < same_start / 2.0, "{other_start}");
+        assert_eq!(
+            memory.best_similarity("other family", &path_sketch(&route)),
+            0.0
+        );
+        assert_eq!(NoMemory.best_similarity("shop", &path_sketch(&route)), 0.0);
+    }
+
+    #[test]
+    fn order_of_actions_matters() {
+        let a = action_key("a");
+        let b = action_key("b");
+        let c = action_key("c");
+        let forward = path_sketch(&[a, b, c]);
+        let backward = path_sketch(&[c, b, a]);
+        assert!(forward.cosine(&backward) < 0.99);
+    }
+
+    proptest! {
+        #[test]
+        fn trajectory_vectors_are_valid_unit_vectors(
+            goal in "[a-z ]{1,30}",
+            keys in prop::collection::vec(any::<u64>(), 1..10),
+        ) {
+            let v = trajectory_vector(&goal, &keys, &["page"]).expect("non-empty path");
+            prop_assert!((v.cosine(&v) - 1.0).abs() < 1e-3);
+        }
+
+        #[test]
+        fn cosine_is_symmetric_and_bounded(a in "[a-z ]{0,20}", b in "[a-z ]{0,20}") {
+            let (fa, fb) = (text_features(&a), text_features(&b));
+            let ab = fa.cosine(&fb);
+            prop_assert!((ab - fb.cosine(&fa)).abs() < 1e-5);
+            prop_assert!((-1.0..=1.0).contains(&ab));
+        }
+    }
+}

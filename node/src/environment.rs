@@ -1,0 +1,145 @@
+//! The world the search acts on.
+//!
+//! An [`Environment`] is a single-threaded handle on one browsing session (a browser context,
+//! or a simulated site): it observes the current state, lists the actions possible there with
+//! policy priors and risk classes, acts, and restores a state by replaying an action prefix
+//! from the start. Success predicates are checked on every observation, so every [`Step`]
+//! says whether the state it reached is a success, and what reaching it cost.
+//!
+//! The search never looks inside actions: an environment's `Action` type is opaque to it,
+//! which lets simulated sites use plain integers and the browser use
+//! [`forager_protocol::Action`].
+
+use forager_protocol::trajectory::Cost;
+use forager_protocol::{Fingerprint, RiskClass};
+use std::fmt::Debug;
+use std::future::Future;
+
+/// What the search needs to know about a state.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct StateInfo {
+    /// The state's identity.
+    pub fingerprint: Fingerprint,
+    /// Whether every success predicate holds here.
+    pub success: bool,
+    /// A heuristic estimate in [0, 1] of how close the state is to the goal (for example the
+    /// similarity of the page to the goal text); used as the value of non-terminal leaves.
+    pub value_hint: f64,
+    /// Session fragility seen here, in [0, 1]: login or logout forms, password fields,
+    /// cookie clearing, 401/403 responses.
+    pub auth: f64,
+    /// A stable hash of where the state is (its URL without query and fragment), so the search
+    /// can recognise candidates that lead somewhere already known.
+    pub location: u64,
+    /// The page reports a transient failure (HTTP 5xx, a network error page): trying again
+    /// may reach the real state.
+    pub transient: bool,
+}
+
+/// The result of acting (or restoring): the state reached and what getting there cost.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Step {
+    /// The state reached.
+    pub state: StateInfo,
+    /// What it cost.
+    pub cost: Cost,
+    /// Actions executed to get there (1 for an act; the prefix length for a replay, 0 when a
+    /// cached page was reused).
+    pub executed: u32,
+}
+
+/// An action possible in the current state, as the policy sees it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Candidate<A> {
+    /// The action.
+    pub action: A,
+    /// The policy's prior, in [0, 1]; candidates are expanded in descending prior order.
+    pub prior: f64,
+    /// The action's risk class; above the task's ceiling it is never executed.
+    pub risk: RiskClass,
+    /// A stable hash of the action's description (role and name of its target, say), equal
+    /// for "the same" action on different pages of a task family; drives the replay bonus.
+    pub key: u64,
+    /// Where the action leads, when that is known before acting (a link's `href`), as the
+    /// same hash as [`StateInfo::location`]; `None` for forms, scripts and buttons.
+    pub target: Option<u64>,
+}
+
+/// Why an environment could not do what was asked. Every variant is recoverable by the search
+/// (the branch is pruned with the reason) except [`EnvError::Crashed`], after which the
+/// environment must be restarted.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum EnvError {
+    /// No locator of the target resolves any more.
+    #[error("target not found: {0}")]
+    TargetMissing(String),
+    /// The target exists but is not visible.
+    #[error("target hidden: {0}")]
+    TargetHidden(String),
+    /// Another element covers the target.
+    #[error("target covered: {0}")]
+    TargetCovered(String),
+    /// The action would leave the allowed origins.
+    #[error("navigation blocked: {0}")]
+    NavigationBlocked(String),
+    /// An operation took longer than its timeout.
+    #[error("{operation} timed out after {after_ms} ms")]
+    Timeout {
+        /// What was being done.
+        operation: &'static str,
+        /// The timeout.
+        after_ms: u64,
+    },
+    /// Replaying a prefix reached a different state than recorded.
+    #[error("replay diverged at step {step}: expected {expected}, found {found}")]
+    Diverged {
+        /// Index of the first diverging step in the prefix.
+        step: usize,
+        /// The recorded fingerprint.
+        expected: Fingerprint,
+        /// The fingerprint found.
+        found: Fingerprint,
+    },
+    /// The browser (or whatever backs the environment) died.
+    #[error("environment crashed: {0}")]
+    Crashed(String),
+    /// Anything else the environment reports.
+    #[error("{0}")]
+    Other(String),
+}
+
+/// A world the search can act on. See the module documentation.
+pub trait Environment: Send {
+    /// An action in this world.
+    type Action: Clone + Debug + Send + Sync + 'static;
+
+    /// The current state, with success predicates checked.
+    fn observe(&mut self) -> impl Future<Output = Result<StateInfo, EnvError>> + Send;
+
+    /// The actions possible in the current state.
+    fn candidates(
+        &mut self,
+    ) -> impl Future<Output = Result<Vec<Candidate<Self::Action>>, EnvError>> + Send;
+
+    /// Performs one action.
+    fn act(&mut self, action: &Self::Action)
+    -> impl Future<Output = Result<Step, EnvError>> + Send;
+
+    /// Returns to the start and replays `prefix`, checking after each action that the recorded
+    /// fingerprint is reached ([`EnvError::Diverged`] if not). An environment may reuse a live
+    /// page already at that state instead of replaying.
+    fn restore(
+        &mut self,
+        prefix: &[(Self::Action, Fingerprint)],
+    ) -> impl Future<Output = Result<Step, EnvError>> + Send;
+
+    /// Brings the environment back after [`EnvError::Crashed`] (a fresh browser, say). The
+    /// next call will be a [`Environment::restore`].
+    fn recover(&mut self) -> impl Future<Output = Result<(), EnvError>> + Send {
+        async { Ok(()) }
+    }
+
+    /// A human description of an action, for reports and event logs.
+    fn describe(&self, action: &Self::Action) -> String;
+}

@@ -1,0 +1,17 @@
+//! A forager worker.
+//!
+//! # Layout
+//!
+//! - [`environment`]: the [`Environment`] trait every world the search acts on implements
+//!   (headless Chromium in production, synthetic websites in `forager-simulations`).
+//! - [`search`]: the MCTS engine, generic over [`Environment`]: a sans-I/O tree
+//!   ([`search::Search`]) that plans jobs and absorbs their results, and an async driver
+//!   ([`search::run`]) that feeds it from one or more environments.
+//! - [`embed`]: hashed n-gram text embeddings, path sketches and the replay memory behind the
+//!   score's replay bonus.
+
+pub mod embed;
+pub mod environment;
+pub mod search;
+
+pub use environment::{Candidate, EnvError, Environment, StateInfo, Step};

@@ -1,0 +1,317 @@
+//! Runs a [`Search`] on one or more environments.
+//!
+//! Each environment is a worker. The driver asks the tree for a job per idle worker, runs the
+//! jobs concurrently (they overlap whenever environments await real I/O), and feeds each
+//! outcome back. A crashed environment is recovered and its job retried, up to
+//! [`SearchConfig::max_crash_retries`] consecutive crashes; the deadline is checked after
+//! every job.
+
+use super::tree::{Job, JobOutcome, NodeId, Plan, RolloutStep, Search, WorkerId};
+use super::{Finish, SearchConfig, SearchReport};
+use crate::embed::ReplayMemory;
+use crate::environment::{Candidate, EnvError, Environment};
+use forager_protocol::{FailureReason, RiskClass};
+use futures::StreamExt;
+use futures::stream::FuturesUnordered;
+use rand::{RngExt, SeedableRng};
+use std::sync::Arc;
+use std::time::Instant;
+
+/// Why a search could not run at all.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum SearchError {
+    /// No environment was given.
+    #[error("a search needs at least one environment")]
+    NoEnvironment,
+    /// The start state could not be observed.
+    #[error("cannot observe the start state: {0}")]
+    Start(#[source] EnvError),
+}
+
+/// Something that happened during a search, for progress displays and event logs.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SearchEvent {
+    /// A node was added to the tree (pruned ones included; look at its status).
+    NodeAdded(NodeId),
+    /// A worker's environment crashed and was recovered.
+    Crashed {
+        /// The worker.
+        worker: WorkerId,
+        /// What the environment said.
+        error: String,
+    },
+    /// The search ended.
+    Finished(Finish),
+}
+
+/// Receives [`SearchEvent`]s with read access to the tree.
+pub trait SearchObserver<A> {
+    /// Called after each change.
+    fn on_event(&mut self, search: &Search<A>, event: &SearchEvent);
+}
+
+/// An observer that ignores everything.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoObserver;
+
+impl<A> SearchObserver<A> for NoObserver {
+    fn on_event(&mut self, _search: &Search<A>, _event: &SearchEvent) {}
+}
+
+/// Searches with the given environments as workers; returns the report and the tree.
+pub async fn run<E: Environment>(
+    workers: &mut [E],
+    config: SearchConfig,
+    memory: Option<Arc<dyn ReplayMemory + Send + Sync>>,
+    observer: &mut dyn SearchObserver<E::Action>,
+) -> Result<(SearchReport<E::Action>, Search<E::Action>), SearchError> {
+    let started = Instant::now();
+    let deadline = config.deadline;
+    let max_crashes = config.max_crash_retries;
+    let (first, _) = workers
+        .split_first_mut()
+        .ok_or(SearchError::NoEnvironment)?;
+    first.restore(&[]).await.map_err(SearchError::Start)?;
+    let root = first.observe().await.map_err(SearchError::Start)?;
+    let root_candidates = first.candidates().await.map_err(SearchError::Start)?;
+    let mut search = Search::new(config, root, root_candidates, memory);
+    search.set_position_root(0);
+
+    let mut idle: Vec<(WorkerId, &mut E)> = workers.iter_mut().enumerate().rev().collect();
+    let mut running = FuturesUnordered::new();
+    let mut consecutive_crashes = 0u32;
+    let mut seen_nodes = 1usize;
+
+    loop {
+        while let Some((worker, env)) = idle.pop() {
+            match search.plan(worker) {
+                Plan::Job(job) => running.push(execute(worker, env, job)),
+                Plan::Wait | Plan::Finished(_) => {
+                    idle.push((worker, env));
+                    break;
+                }
+            }
+        }
+        seen_nodes = announce_new_nodes(&search, observer, seen_nodes);
+        let Some((worker, env, job, outcome, retries)) = running.next().await else {
+            // Nothing running and nothing to start: the plan said Finished.
+            let finish = match search.plan(0) {
+                Plan::Finished(finish) => finish,
+                Plan::Job(_) | Plan::Wait => {
+                    // Unreachable by construction (Wait implies work in flight); end safely.
+                    Finish::Failed(FailureReason::SearchExhausted)
+                }
+            };
+            observer.on_event(&search, &SearchEvent::Finished(finish));
+            return Ok((search.report(finish), search));
+        };
+        if let Some(error) = crash_of(&outcome) {
+            consecutive_crashes += 1;
+            observer.on_event(
+                &search,
+                &SearchEvent::Crashed {
+                    worker,
+                    error: error.to_string(),
+                },
+            );
+            search.note_crash();
+            let recovered = env.recover().await;
+            search.forget_position(worker);
+            if consecutive_crashes <= max_crashes && recovered.is_ok() {
+                tracing::warn!(worker, %error, "environment crashed; retrying the job");
+                let mut retry = job;
+                retry.restore = true;
+                running.push(execute(worker, env, retry));
+                continue;
+            }
+            tracing::error!(worker, %error, "environment crashed too often; giving up");
+            search.force_finish(Finish::Failed(FailureReason::BrowserCrashed));
+        } else {
+            consecutive_crashes = 0;
+        }
+        search.note_retries(retries);
+        search.complete(job.id, outcome);
+        seen_nodes = announce_new_nodes(&search, observer, seen_nodes);
+        idle.push((worker, env));
+        if deadline.is_some_and(|limit| started.elapsed() >= limit) {
+            search.force_finish(Finish::Failed(FailureReason::Timeout));
+        }
+    }
+}
+
+fn announce_new_nodes<A: Clone>(
+    search: &Search<A>,
+    observer: &mut dyn SearchObserver<A>,
+    seen: usize,
+) -> usize {
+    let total = search.node_count();
+    for id in seen..total {
+        observer.on_event(search, &SearchEvent::NodeAdded(id as NodeId));
+    }
+    total
+}
+
+fn crash_of<A>(outcome: &JobOutcome<A>) -> Option<&EnvError> {
+    match outcome {
+        JobOutcome::RestoreFailed { error, .. } | JobOutcome::ActFailed { error, .. } => {
+            matches!(error, EnvError::Crashed(_)).then_some(error)
+        }
+        JobOutcome::Reached { .. } => None,
+    }
+}
+
+/// Attempts per restore or action when a replay diverges or a page reports a transient
+/// failure: glitches happen on real sites, and losing a branch to one is worse than a retry.
+const ATTEMPTS: u32 = 3;
+
+/// Runs one job on one environment.
+async fn execute<E: Environment>(
+    worker: WorkerId,
+    env: &mut E,
+    job: Job<E::Action>,
+) -> (WorkerId, &mut E, Job<E::Action>, JobOutcome<E::Action>, u32) {
+    let (outcome, retries) = execute_job(env, &job).await;
+    (worker, env, job, outcome, retries)
+}
+
+async fn restore_with_retries<E: Environment>(
+    env: &mut E,
+    prefix: &[(E::Action, forager_protocol::Fingerprint)],
+    retries: &mut u32,
+) -> Result<crate::environment::Step, EnvError> {
+    let mut attempt = 1;
+    loop {
+        match env.restore(prefix).await {
+            Err(EnvError::Diverged { .. }) if attempt < ATTEMPTS => {
+                attempt += 1;
+                *retries += 1;
+            }
+            other => return other,
+        }
+    }
+}
+
+async fn execute_job<E: Environment>(
+    env: &mut E,
+    job: &Job<E::Action>,
+) -> (JobOutcome<E::Action>, u32) {
+    let mut retries = 0;
+    let mut restore = None;
+    if job.restore {
+        match restore_with_retries(env, &job.prefix, &mut retries).await {
+            Ok(step) => restore = Some(step),
+            Err(error) => {
+                let outcome = JobOutcome::RestoreFailed {
+                    error,
+                    executed: 0,
+                    cost: Default::default(),
+                };
+                return (outcome, retries);
+            }
+        }
+    }
+    let mut attempt = 1;
+    let step = loop {
+        match env.act(&job.action).await {
+            Ok(step) if step.state.transient && attempt < ATTEMPTS => {
+                attempt += 1;
+                retries += 1;
+                if let Err(error) = restore_with_retries(env, &job.prefix, &mut retries).await {
+                    return (JobOutcome::ActFailed { restore, error }, retries);
+                }
+            }
+            Ok(step) => break step,
+            Err(error) => return (JobOutcome::ActFailed { restore, error }, retries),
+        }
+    };
+    if step.state.success || !job.wants_candidates {
+        let outcome = JobOutcome::Reached {
+            restore,
+            step,
+            candidates: Vec::new(),
+            rollout: Vec::new(),
+        };
+        return (outcome, retries);
+    }
+    let candidates = match env.candidates().await {
+        Ok(candidates) => candidates,
+        Err(error @ EnvError::Crashed(_)) => {
+            return (JobOutcome::ActFailed { restore, error }, retries);
+        }
+        // A page whose actions cannot be listed is a dead end, not a failed action.
+        Err(_) => Vec::new(),
+    };
+    let rollout = if job.rollout_depth > 0 {
+        roll_out(env, job, candidates.clone()).await
+    } else {
+        Vec::new()
+    };
+    let outcome = JobOutcome::Reached {
+        restore,
+        step,
+        candidates,
+        rollout,
+    };
+    (outcome, retries)
+}
+
+/// A prior-weighted random walk that never executes a candidate above the ceiling.
+async fn roll_out<E: Environment>(
+    env: &mut E,
+    job: &Job<E::Action>,
+    mut candidates: Vec<Candidate<E::Action>>,
+) -> Vec<RolloutStep<E::Action>> {
+    let mut rng = rand::rngs::ChaCha8Rng::seed_from_u64(job.rollout_seed);
+    let mut steps = Vec::new();
+    for _ in 0..job.rollout_depth {
+        let Some(candidate) = pick(&mut rng, &candidates, job.risk_ceiling) else {
+            break;
+        };
+        let Ok(step) = env.act(&candidate.action).await else {
+            break;
+        };
+        let next = if step.state.success {
+            Vec::new()
+        } else {
+            env.candidates().await.unwrap_or_default()
+        };
+        let success = step.state.success;
+        steps.push(RolloutStep {
+            candidate,
+            step,
+            candidates: next.clone(),
+        });
+        if success {
+            break;
+        }
+        candidates = next;
+    }
+    steps
+}
+
+fn pick<A: Clone>(
+    rng: &mut rand::rngs::ChaCha8Rng,
+    candidates: &[Candidate<A>],
+    ceiling: RiskClass,
+) -> Option<Candidate<A>> {
+    let weight = |c: &Candidate<A>| c.prior.max(0.0) + 0.01;
+    let total: f64 = candidates
+        .iter()
+        .filter(|c| c.risk <= ceiling)
+        .map(weight)
+        .sum();
+    if total <= 0.0 {
+        return None;
+    }
+    let mut target = rng.random_range(0.0..total);
+    let mut last = None;
+    for candidate in candidates.iter().filter(|c| c.risk <= ceiling) {
+        target -= weight(candidate);
+        last = Some(candidate);
+        if target <= 0.0 {
+            break;
+        }
+    }
+    last.cloned()
+}

@@ -1,0 +1,593 @@
+//! Engine tests on small hand-built graphs, where the right answer is obvious.
+
+use super::*;
+use crate::embed::{FlatMemory, action_key, trajectory_vector};
+use crate::environment::{Candidate, EnvError, Environment, StateInfo, Step};
+use forager_protocol::trajectory::Cost;
+use forager_protocol::{FailureReason, Fingerprint, PruneReason, RiskClass};
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// An edge of a test graph.
+#[derive(Clone)]
+struct Edge {
+    label: &'static str,
+    to: u32,
+    prior: f64,
+    risk: RiskClass,
+}
+
+/// A directed graph of states; state `goal` is the success. Counts what it executes.
+#[derive(Clone)]
+struct Graph {
+    edges: HashMap<u32, Vec<Edge>>,
+    goal: u32,
+    /// States that share a fingerprint with another state (no-progress tests).
+    alias: HashMap<u32, u32>,
+    state: u32,
+    executed: Vec<&'static str>,
+    above_ceiling: u32,
+    ceiling: RiskClass,
+    /// Crash on the n-th act (1-based), then behave.
+    crash_on: Vec<u32>,
+    acts: u32,
+    /// Replays diverge this many times before succeeding.
+    diverge_times: u32,
+    /// Value hints by state (0 elsewhere).
+    hints: HashMap<u32, f64>,
+}
+
+impl Graph {
+    fn new(goal: u32, edges: &[(u32, &'static str, u32, f64)]) -> Graph {
+        let mut map: HashMap<u32, Vec<Edge>> = HashMap::new();
+        for &(from, label, to, prior) in edges {
+            map.entry(from).or_default().push(Edge {
+                label,
+                to,
+                prior,
+                risk: RiskClass::ReadOnly,
+            });
+        }
+        Graph {
+            edges: map,
+            goal,
+            alias: HashMap::new(),
+            state: 0,
+            executed: Vec::new(),
+            above_ceiling: 0,
+            ceiling: RiskClass::DEFAULT_CEILING,
+            crash_on: Vec::new(),
+            acts: 0,
+            diverge_times: 0,
+            hints: HashMap::new(),
+        }
+    }
+
+    fn with_risk(mut self, label: &str, risk: RiskClass) -> Graph {
+        for edges in self.edges.values_mut() {
+            for edge in edges.iter_mut().filter(|e| e.label == label) {
+                edge.risk = risk;
+            }
+        }
+        self
+    }
+
+    fn fingerprint(&self, state: u32) -> Fingerprint {
+        let identity = self.alias.get(&state).copied().unwrap_or(state);
+        Fingerprint::of_bytes("test", &identity.to_le_bytes())
+    }
+
+    fn info(&self, state: u32) -> StateInfo {
+        StateInfo {
+            fingerprint: self.fingerprint(state),
+            success: state == self.goal,
+            value_hint: self.hints.get(&state).copied().unwrap_or(0.0),
+            auth: 0.0,
+            location: u64::from(self.alias.get(&state).copied().unwrap_or(state)),
+            transient: false,
+        }
+    }
+
+    fn edge(&self, label: &str) -> Option<&Edge> {
+        self.edges
+            .get(&self.state)?
+            .iter()
+            .find(|e| e.label == label)
+    }
+}
+
+impl Environment for Graph {
+    type Action = &'static str;
+
+    async fn observe(&mut self) -> Result<StateInfo, EnvError> {
+        Ok(self.info(self.state))
+    }
+
+    async fn candidates(&mut self) -> Result<Vec<Candidate<&'static str>>, EnvError> {
+        Ok(self
+            .edges
+            .get(&self.state)
+            .into_iter()
+            .flatten()
+            .map(|e| Candidate {
+                action: e.label,
+                prior: e.prior,
+                risk: e.risk,
+                key: action_key(e.label),
+                target: None,
+            })
+            .collect())
+    }
+
+    async fn act(&mut self, action: &&'static str) -> Result<Step, EnvError> {
+        self.acts += 1;
+        if self.crash_on.contains(&self.acts) {
+            return Err(EnvError::Crashed("test crash".into()));
+        }
+        let edge = self
+            .edge(action)
+            .cloned()
+            .ok_or_else(|| EnvError::TargetMissing(action.to_string()))?;
+        if edge.risk > self.ceiling {
+            self.above_ceiling += 1;
+        }
+        self.executed.push(edge.label);
+        self.state = edge.to;
+        Ok(Step {
+            state: self.info(self.state),
+            cost: Cost {
+                browser_ms: 10,
+                tokens: 0,
+            },
+            executed: 1,
+        })
+    }
+
+    async fn restore(&mut self, prefix: &[(&'static str, Fingerprint)]) -> Result<Step, EnvError> {
+        self.state = 0;
+        for (i, (action, expected)) in prefix.iter().enumerate() {
+            let edge = self
+                .edge(action)
+                .cloned()
+                .ok_or_else(|| EnvError::TargetMissing(action.to_string()))?;
+            self.state = edge.to;
+            let found = self.fingerprint(self.state);
+            if self.diverge_times > 0 {
+                self.diverge_times -= 1;
+                return Err(EnvError::Diverged {
+                    step: i,
+                    expected: *expected,
+                    found: Fingerprint([9; 16]),
+                });
+            }
+            if found != *expected {
+                return Err(EnvError::Diverged {
+                    step: i,
+                    expected: *expected,
+                    found,
+                });
+            }
+        }
+        Ok(Step {
+            state: self.info(self.state),
+            cost: Cost::default(),
+            executed: prefix.len() as u32,
+        })
+    }
+
+    async fn recover(&mut self) -> Result<(), EnvError> {
+        self.state = 0;
+        Ok(())
+    }
+
+    fn describe(&self, action: &&'static str) -> String {
+        action.to_string()
+    }
+}
+
+fn search(
+    graph: &mut Graph,
+    config: SearchConfig,
+) -> (SearchReport<&'static str>, Search<&'static str>) {
+    futures::executor::block_on(run(
+        std::slice::from_mut(graph),
+        config,
+        None,
+        &mut NoObserver,
+    ))
+    .expect("the start state is observable")
+}
+
+fn labels(report: &SearchReport<&'static str>) -> Vec<&'static str> {
+    report
+        .best
+        .iter()
+        .flatten()
+        .map(|step| step.action)
+        .collect()
+}
+
+/// 0 -a-> 1 -b-> 2 -c-> 3 (goal), plus a decoy branch 0 -d-> 4 -e-> 5 with a higher prior.
+fn chain_with_decoy() -> Graph {
+    Graph::new(
+        3,
+        &[
+            (0, "a", 1, 0.3),
+            (0, "d", 4, 0.7),
+            (1, "b", 2, 1.0),
+            (2, "c", 3, 1.0),
+            (4, "e", 5, 1.0),
+        ],
+    )
+}
+
+#[test]
+fn finds_the_goal_past_a_decoy() {
+    let mut graph = chain_with_decoy();
+    let (report, _) = search(&mut graph, SearchConfig::default());
+    assert_eq!(report.finish, Finish::Solved);
+    assert_eq!(labels(&report), ["a", "b", "c"]);
+    assert!(report.metrics.actions <= 6, "{:?}", report.metrics);
+}
+
+#[test]
+fn the_budget_is_never_exceeded() {
+    let mut graph = chain_with_decoy();
+    let config = SearchConfig {
+        action_budget: 2,
+        ..SearchConfig::default()
+    };
+    let (report, _) = search(&mut graph, config);
+    assert_eq!(
+        report.finish,
+        Finish::Failed(FailureReason::BudgetExhausted)
+    );
+    assert_eq!(report.metrics.actions, 2);
+    assert_eq!(graph.executed.len(), 2);
+}
+
+#[test]
+fn loops_and_no_progress_are_pruned_with_their_reason() {
+    // 0 -back-> 0 is no progress; 1 -home-> 0 is a loop; the goal is behind 1 -x-> 2.
+    let mut graph = Graph::new(
+        2,
+        &[
+            (0, "stay", 0, 0.9),
+            (0, "go", 1, 0.1),
+            (1, "home", 0, 0.9),
+            (1, "x", 2, 0.1),
+        ],
+    );
+    let (report, tree) = search(&mut graph, SearchConfig::default());
+    assert_eq!(report.finish, Finish::Solved);
+    assert_eq!(report.prunes.get("no_progress"), Some(&1));
+    assert_eq!(report.prunes.get("loop"), Some(&1));
+    let pruned: Vec<(&str, &NodeStatus)> = tree
+        .nodes()
+        .filter(|n| matches!(n.status, NodeStatus::Pruned(_)))
+        .map(|n| (*n.action.expect("not the root"), n.status))
+        .collect();
+    assert!(pruned.contains(&("stay", &NodeStatus::Pruned(PruneReason::NoProgress))));
+    assert!(pruned.contains(&("home", &NodeStatus::Pruned(PruneReason::Loop))));
+}
+
+#[test]
+fn a_state_reached_again_deeper_is_a_transposition() {
+    // Two ways to 2: directly (0 -p-> 2) and through 1 (0 -q-> 1 -r-> 2). The goal is 3.
+    let mut graph = Graph::new(
+        3,
+        &[
+            (0, "p", 2, 0.6),
+            (0, "q", 1, 0.4),
+            (1, "r", 2, 1.0),
+            (2, "s", 4, 1.0),
+            (4, "t", 3, 1.0),
+        ],
+    );
+    let config = SearchConfig {
+        stop_at_first_success: false,
+        ..SearchConfig::default()
+    };
+    let (report, _) = search(&mut graph, config);
+    assert_eq!(labels(&report), ["p", "s", "t"]);
+    assert_eq!(report.prunes.get("transposition"), Some(&1));
+}
+
+#[test]
+fn refinement_finds_the_shorter_path_after_the_first() {
+    // The promising-looking route is long; a short route exists behind a low prior.
+    let mut graph = Graph::new(
+        9,
+        &[
+            (0, "long1", 1, 0.9),
+            (1, "long2", 2, 1.0),
+            (2, "long3", 3, 1.0),
+            (3, "long4", 9, 1.0),
+            (0, "short1", 5, 0.1),
+            (5, "short2", 9, 1.0),
+        ],
+    );
+    graph.hints = HashMap::from([(1, 0.9), (2, 0.9), (3, 0.9)]);
+    let first = search(&mut graph.clone(), SearchConfig::default()).0;
+    let refined = search(
+        &mut graph,
+        SearchConfig {
+            stop_at_first_success: false,
+            ..SearchConfig::default()
+        },
+    )
+    .0;
+    assert_eq!(labels(&first).len(), 4);
+    assert_eq!(labels(&refined), ["short1", "short2"]);
+}
+
+#[test]
+fn actions_above_the_ceiling_are_never_executed_and_are_reported() {
+    // The only way to the goal is a class-5 action.
+    let mut graph = Graph::new(2, &[(0, "browse", 1, 0.5), (1, "buy", 2, 0.9)])
+        .with_risk("buy", RiskClass::Financial);
+    let (report, tree) = search(&mut graph, SearchConfig::default());
+    assert_eq!(
+        report.finish,
+        Finish::Failed(FailureReason::ApprovalRequired)
+    );
+    assert_eq!(graph.above_ceiling, 0);
+    assert!(!graph.executed.contains(&"buy"));
+    assert_eq!(report.approvals.len(), 1);
+    assert_eq!(report.approvals[0].action, "buy");
+    assert_eq!(report.approvals[0].prefix, ["browse"]);
+    assert_eq!(report.approvals[0].class, RiskClass::Financial);
+    assert!(tree.nodes().any(|n| n.status
+        == &NodeStatus::Pruned(PruneReason::ApprovalRequired {
+            class: RiskClass::Financial
+        })));
+
+    // Raising the ceiling lets it run.
+    let mut graph = Graph::new(2, &[(0, "browse", 1, 0.5), (1, "buy", 2, 0.9)])
+        .with_risk("buy", RiskClass::Financial);
+    let config = SearchConfig {
+        risk_ceiling: RiskClass::Financial,
+        ..SearchConfig::default()
+    };
+    assert_eq!(search(&mut graph, config).0.finish, Finish::Solved);
+}
+
+#[test]
+fn rollouts_skip_actions_above_the_ceiling() {
+    let mut graph = Graph::new(
+        9,
+        &[
+            (0, "a", 1, 0.5),
+            (1, "delete", 2, 0.99),
+            (1, "b", 3, 0.01),
+            (3, "c", 9, 1.0),
+        ],
+    )
+    .with_risk("delete", RiskClass::Destructive);
+    let config = SearchConfig {
+        evaluation: Evaluation::Rollout { depth: 4 },
+        ..SearchConfig::default()
+    };
+    let (report, _) = search(&mut graph, config);
+    assert_eq!(report.finish, Finish::Solved);
+    assert_eq!(graph.above_ceiling, 0);
+}
+
+#[test]
+fn a_rollout_success_is_returned_as_a_path() {
+    let mut graph = Graph::new(3, &[(0, "a", 1, 1.0), (1, "b", 2, 1.0), (2, "c", 3, 1.0)]);
+    let config = SearchConfig {
+        evaluation: Evaluation::Rollout { depth: 5 },
+        ..SearchConfig::default()
+    };
+    let (report, _) = search(&mut graph, config);
+    assert_eq!(report.finish, Finish::Solved);
+    assert_eq!(labels(&report), ["a", "b", "c"]);
+    // One expansion and its rollout found it.
+    assert_eq!(report.metrics.iterations, 1);
+}
+
+#[test]
+fn virtual_loss_sends_concurrent_jobs_to_different_branches() {
+    let graph = Graph::new(
+        99,
+        &[
+            (0, "left", 1, 0.5),
+            (0, "right", 2, 0.5),
+            (1, "l1", 3, 0.5),
+            (1, "l2", 4, 0.5),
+            (2, "r1", 5, 0.5),
+            (2, "r2", 6, 0.5),
+        ],
+    );
+    let root = graph.info(0);
+    let candidates = futures::executor::block_on(graph.clone().candidates()).expect("listed");
+    let jobs_for = |virtual_loss: f64| {
+        let config = SearchConfig {
+            virtual_loss,
+            widening: Widening {
+                coefficient: 1.0,
+                exponent: 0.5,
+            },
+            ..SearchConfig::default()
+        };
+        let mut tree: Search<&'static str> = Search::new(config, root, candidates.clone(), None);
+        // Expand both root children, one at a time.
+        for to in [1u32, 2] {
+            let Plan::Job(job) = tree.plan(0) else {
+                panic!("expected a job");
+            };
+            let mut env = graph.clone();
+            env.state = to;
+            let step = Step {
+                state: env.info(to),
+                cost: Cost::default(),
+                executed: 1,
+            };
+            let next = futures::executor::block_on(env.candidates()).expect("listed");
+            tree.complete(
+                job.id,
+                JobOutcome::Reached {
+                    restore: None,
+                    step,
+                    candidates: next,
+                    rollout: vec![],
+                },
+            );
+        }
+        // Two workers plan without completing: where do their jobs go?
+        let parents: Vec<NodeId> = (0..2)
+            .map(|worker| match tree.plan(worker) {
+                Plan::Job(job) => job.parent,
+                other => panic!("expected a job, got {other:?}"),
+            })
+            .collect();
+        parents
+    };
+    let with_loss = jobs_for(1.0);
+    assert_ne!(with_loss[0], with_loss[1], "virtual loss spreads the work");
+    let without = jobs_for(0.0);
+    assert_eq!(
+        without[0], without[1],
+        "without it both pile onto one branch"
+    );
+}
+
+#[test]
+fn several_workers_search_one_tree() {
+    let mut workers = vec![chain_with_decoy(), chain_with_decoy(), chain_with_decoy()];
+    let (report, _) = futures::executor::block_on(run(
+        &mut workers,
+        SearchConfig::default(),
+        None,
+        &mut NoObserver,
+    ))
+    .expect("runs");
+    assert_eq!(report.finish, Finish::Solved);
+    assert_eq!(labels(&report), ["a", "b", "c"]);
+}
+
+#[test]
+fn diverging_replays_are_retried_then_pruned_as_nondeterministic() {
+    let mut graph = chain_with_decoy();
+    graph.diverge_times = 1;
+    let (report, _) = search(&mut graph, SearchConfig::default());
+    assert_eq!(report.finish, Finish::Solved);
+    assert_eq!(report.metrics.retries, 1);
+
+    let mut graph = chain_with_decoy();
+    graph.diverge_times = 1000;
+    let (report, _) = search(&mut graph, SearchConfig::default());
+    assert!(
+        report
+            .prunes
+            .get("nondeterministic")
+            .is_some_and(|&n| n >= 1)
+    );
+    assert_ne!(report.finish, Finish::Solved);
+}
+
+#[test]
+fn a_crashed_environment_is_recovered_and_the_job_retried() {
+    let mut graph = chain_with_decoy();
+    graph.crash_on = vec![2];
+    let (report, _) = search(&mut graph, SearchConfig::default());
+    assert_eq!(report.finish, Finish::Solved);
+    assert_eq!(report.metrics.crashes, 1);
+
+    let mut graph = chain_with_decoy();
+    graph.crash_on = (1..100).collect();
+    let (report, _) = search(&mut graph, SearchConfig::default());
+    assert_eq!(report.finish, Finish::Failed(FailureReason::BrowserCrashed));
+}
+
+#[test]
+fn the_deadline_stops_the_search() {
+    let mut graph = chain_with_decoy();
+    let config = SearchConfig {
+        deadline: Some(std::time::Duration::ZERO),
+        ..SearchConfig::default()
+    };
+    let (report, _) = search(&mut graph, config);
+    assert_eq!(report.finish, Finish::Failed(FailureReason::Timeout));
+    assert_eq!(report.metrics.actions, 1);
+}
+
+#[test]
+fn an_exhausted_search_says_so() {
+    let mut graph = Graph::new(9, &[(0, "a", 1, 0.5), (1, "b", 2, 0.5)]);
+    let (report, _) = search(&mut graph, SearchConfig::default());
+    assert_eq!(
+        report.finish,
+        Finish::Failed(FailureReason::SearchExhausted)
+    );
+    assert_eq!(report.metrics.actions, 2);
+}
+
+#[test]
+fn the_replay_bonus_steers_toward_remembered_routes() {
+    // Two identical-looking branches; memory remembers a success through "left".
+    let graph = Graph::new(
+        99,
+        &[
+            (0, "right", 2, 0.5),
+            (0, "left", 1, 0.5),
+            (1, "l1", 3, 0.5),
+            (2, "r1", 5, 0.5),
+        ],
+    );
+    let mut memory = FlatMemory::default();
+    let vector = trajectory_vector(
+        "goal",
+        &[action_key("left"), action_key("l1"), action_key("l2")],
+        &[],
+    )
+    .expect("valid");
+    memory.insert("family", vector);
+    let memory: Arc<dyn crate::embed::ReplayMemory + Send + Sync> = Arc::new(memory);
+    let config = SearchConfig {
+        family: "family".into(),
+        action_budget: 3,
+        weights: forager_protocol::ScoreWeights {
+            replay: 0.5,
+            ..forager_protocol::ScoreWeights::DEFAULT
+        },
+        ..SearchConfig::default()
+    };
+    let mut env = graph.clone();
+    let (_, tree) = futures::executor::block_on(run(
+        std::slice::from_mut(&mut env),
+        config,
+        Some(memory),
+        &mut NoObserver,
+    ))
+    .expect("runs");
+    // After both root children exist, the third action goes below "left".
+    let third = tree.nodes().nth(3).expect("three actions");
+    assert_eq!(third.action, Some(&"l1"), "{:?}", env.executed);
+}
+
+#[test]
+fn the_same_seed_gives_the_same_run() {
+    let graph = Graph::new(
+        7,
+        &[
+            (0, "a", 1, 0.5),
+            (0, "b", 2, 0.5),
+            (1, "c", 3, 0.5),
+            (1, "d", 4, 0.5),
+            (2, "e", 5, 0.5),
+            (3, "f", 6, 0.5),
+            (5, "g", 7, 0.5),
+        ],
+    );
+    let config = SearchConfig {
+        evaluation: Evaluation::Rollout { depth: 2 },
+        seed: 42,
+        ..SearchConfig::default()
+    };
+    let (first, _) = search(&mut graph.clone(), config.clone());
+    let mut again = graph.clone();
+    let (second, _) = search(&mut again, config);
+    assert_eq!(first, second);
+}

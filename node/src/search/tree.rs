@@ -1,0 +1,1012 @@
+//! The search tree and its planner: no I/O, deterministic for a given seed and job order.
+
+use super::{Approval, Evaluation, Finish, PathStep, SearchConfig, SearchMetrics, SearchReport};
+use crate::embed::{ReplayMemory, path_sketch};
+use crate::environment::{Candidate, EnvError, StateInfo, Step};
+use forager_protocol::score::{ScoreInputs, uct_score};
+use forager_protocol::trajectory::Cost;
+use forager_protocol::{FailureReason, Fingerprint, PruneReason, RiskClass};
+use rand::{Rng, SeedableRng};
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+
+/// Index of a node in the tree.
+pub type NodeId = u32;
+/// Identity of a job.
+pub type JobId = u64;
+/// Identity of a worker (one environment).
+pub type WorkerId = usize;
+
+const ROOT: NodeId = 0;
+
+/// Where a node stands.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NodeStatus {
+    /// Can be selected and expanded.
+    Open,
+    /// Its state satisfies the success predicates (terminal).
+    Success,
+    /// Everything below it has been explored or pruned.
+    Exhausted,
+    /// Cut, with the reason.
+    Pruned(PruneReason),
+}
+
+struct Node<A> {
+    parent: Option<NodeId>,
+    /// The action from the parent; `None` at the root.
+    action: Option<A>,
+    key: u64,
+    risk: RiskClass,
+    prior: f64,
+    depth: u32,
+    /// `None` for children that were never executed (approval required, action failed).
+    fingerprint: Option<Fingerprint>,
+    status: NodeStatus,
+    visits: u32,
+    value_sum: f64,
+    /// Best value backed up through this node (discounted to it).
+    value_max: f64,
+    in_flight: u32,
+    value_hint: f64,
+    step_cost: Cost,
+    path_cost_ms: f64,
+    /// Highest normalised risk on the path.
+    path_risk: f64,
+    /// Highest session fragility on the path.
+    path_auth: f64,
+    replay: f64,
+    /// Candidates in descending prior order; the first `next_candidate` are taken.
+    candidates: Vec<Candidate<A>>,
+    next_candidate: usize,
+    /// Candidates whose target is already known (a link to a visited URL), tried only when
+    /// nothing else is left here; the first `next_deferred` are taken.
+    deferred: Vec<Candidate<A>>,
+    next_deferred: usize,
+    children: Vec<NodeId>,
+}
+
+impl<A> Node<A> {
+    fn has_fresh(&self) -> bool {
+        self.next_candidate < self.candidates.len()
+    }
+
+    fn has_deferred(&self) -> bool {
+        self.next_deferred < self.deferred.len()
+    }
+}
+
+/// Which list a candidate is taken from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Pick {
+    Fresh,
+    Deferred,
+}
+
+/// A read-only view of a node, for reports and tests.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NodeView<'a, A> {
+    /// The node.
+    pub id: NodeId,
+    /// Its parent.
+    pub parent: Option<NodeId>,
+    /// The action from the parent.
+    pub action: Option<&'a A>,
+    /// Depth from the root.
+    pub depth: u32,
+    /// Its state's fingerprint, if it was reached.
+    pub fingerprint: Option<Fingerprint>,
+    /// Its status.
+    pub status: &'a NodeStatus,
+    /// Completed visits.
+    pub visits: u32,
+    /// Mean backed-up value.
+    pub mean_value: f64,
+    /// The action's risk class.
+    pub risk: RiskClass,
+}
+
+/// Work for one environment.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Job<A> {
+    /// The job's identity, to hand back with its outcome.
+    pub id: JobId,
+    /// The worker that must run it (its environment's position is tracked).
+    pub worker: WorkerId,
+    /// The node whose candidate is tried.
+    pub parent: NodeId,
+    /// The prefix that restores `parent` (actions with the fingerprints they must reach).
+    pub prefix: Vec<(A, Fingerprint)>,
+    /// Whether the worker's environment must replay `prefix` first (false when it is already
+    /// at `parent`).
+    pub restore: bool,
+    /// The action to try.
+    pub action: A,
+    /// Whether to list the candidates of the state reached (false when it cannot be expanded).
+    pub wants_candidates: bool,
+    /// Rollout steps to take after the action (0 for heuristic evaluation).
+    pub rollout_depth: u32,
+    /// Seed for the rollout's random choices.
+    pub rollout_seed: u64,
+    /// Highest risk class a rollout may execute.
+    pub risk_ceiling: RiskClass,
+}
+
+/// One rollout step as executed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RolloutStep<A> {
+    /// The candidate taken.
+    pub candidate: Candidate<A>,
+    /// What it reached.
+    pub step: Step,
+    /// The candidates there (empty at the end of the rollout).
+    pub candidates: Vec<Candidate<A>>,
+}
+
+/// What running a job produced.
+#[derive(Debug, Clone, PartialEq)]
+pub enum JobOutcome<A> {
+    /// Restoring the prefix failed; nothing was tried.
+    RestoreFailed {
+        /// Why.
+        error: EnvError,
+        /// Actions executed during the failed restore.
+        executed: u32,
+        /// What it cost.
+        cost: Cost,
+    },
+    /// The prefix was restored (if asked) but the action failed.
+    ActFailed {
+        /// The restore, if one ran.
+        restore: Option<Step>,
+        /// Why.
+        error: EnvError,
+    },
+    /// The action reached a state.
+    Reached {
+        /// The restore, if one ran.
+        restore: Option<Step>,
+        /// The action's step.
+        step: Step,
+        /// Candidates at the state reached (empty if not asked for).
+        candidates: Vec<Candidate<A>>,
+        /// Rollout steps after it.
+        rollout: Vec<RolloutStep<A>>,
+    },
+}
+
+/// What to do next.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Plan<A> {
+    /// Run this job.
+    Job(Job<A>),
+    /// Nothing to start until a job in flight completes.
+    Wait,
+    /// The search is over.
+    Finished(Finish),
+}
+
+struct InFlight<A> {
+    parent: NodeId,
+    worker: WorkerId,
+    reserved: u32,
+    candidate: Candidate<A>,
+}
+
+/// The search tree and planner. See the module documentation of [`crate::search`].
+pub struct Search<A> {
+    config: SearchConfig,
+    nodes: Vec<Node<A>>,
+    /// Fingerprint → the node that owns the state (the shallowest live one).
+    table: HashMap<Fingerprint, NodeId>,
+    /// Location (URL hash) → the smallest depth at which it was reached.
+    locations: HashMap<u64, u32>,
+    memory: Option<Arc<dyn ReplayMemory + Send + Sync>>,
+    rng: rand::rngs::ChaCha8Rng,
+    in_flight: HashMap<JobId, InFlight<A>>,
+    next_job: JobId,
+    reserved: u32,
+    positions: Vec<Option<NodeId>>,
+    best: Option<NodeId>,
+    approvals: Vec<(NodeId, NodeId)>,
+    prunes: BTreeMap<&'static str, u32>,
+    metrics: SearchMetrics,
+    /// Set when a worker's environment crashed too often, or the deadline passed.
+    forced_finish: Option<Finish>,
+}
+
+impl<A: Clone> Search<A> {
+    /// A tree whose root is the start state and its candidates.
+    pub fn new(
+        config: SearchConfig,
+        root: StateInfo,
+        root_candidates: Vec<Candidate<A>>,
+        memory: Option<Arc<dyn ReplayMemory + Send + Sync>>,
+    ) -> Search<A> {
+        let rng = rand::rngs::ChaCha8Rng::seed_from_u64(config.seed);
+        let mut search = Search {
+            config,
+            nodes: Vec::new(),
+            table: HashMap::new(),
+            locations: HashMap::new(),
+            memory,
+            rng,
+            in_flight: HashMap::new(),
+            next_job: 0,
+            reserved: 0,
+            positions: Vec::new(),
+            best: None,
+            approvals: Vec::new(),
+            prunes: BTreeMap::new(),
+            metrics: SearchMetrics::default(),
+            forced_finish: None,
+        };
+        let status = if root.success {
+            NodeStatus::Success
+        } else {
+            NodeStatus::Open
+        };
+        search.nodes.push(Node {
+            parent: None,
+            action: None,
+            key: 0,
+            risk: RiskClass::ReadOnly,
+            prior: 1.0,
+            depth: 0,
+            fingerprint: Some(root.fingerprint),
+            status,
+            visits: 1,
+            value_sum: if root.success { 1.0 } else { 0.0 },
+            value_max: if root.success { 1.0 } else { 0.0 },
+            in_flight: 0,
+            value_hint: root.value_hint,
+            step_cost: Cost::default(),
+            path_cost_ms: 0.0,
+            path_risk: 0.0,
+            path_auth: root.auth.clamp(0.0, 1.0),
+            replay: 0.0,
+            candidates: sorted(root_candidates),
+            next_candidate: 0,
+            deferred: Vec::new(),
+            next_deferred: 0,
+            children: Vec::new(),
+        });
+        search.table.insert(root.fingerprint, ROOT);
+        search.locations.insert(root.location, 0);
+        search.metrics.nodes = 1;
+        if root.success {
+            search.best = Some(ROOT);
+            search.metrics.successes = 1;
+            search.metrics.first_success_after = Some(0);
+        }
+        search
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &SearchConfig {
+        &self.config
+    }
+
+    /// The counters so far.
+    pub fn metrics(&self) -> &SearchMetrics {
+        &self.metrics
+    }
+
+    /// Whether any job is in flight.
+    pub fn busy(&self) -> bool {
+        !self.in_flight.is_empty()
+    }
+
+    /// Ends the search early with this result (deadline, crashed environment).
+    pub fn force_finish(&mut self, finish: Finish) {
+        self.forced_finish.get_or_insert(finish);
+    }
+
+    /// Counts a crash survived.
+    pub fn note_crash(&mut self) {
+        self.metrics.crashes += 1;
+    }
+
+    /// Number of nodes in the tree.
+    pub fn node_count(&self) -> usize {
+        self.nodes.len()
+    }
+
+    /// The prefix (actions and expected fingerprints) that restores a node's state.
+    pub fn restore_prefix(&self, id: NodeId) -> Vec<(A, Fingerprint)> {
+        self.prefix(id)
+    }
+
+    /// Forgets where a worker's environment is (after a crash and restart).
+    pub fn forget_position(&mut self, worker: WorkerId) {
+        if let Some(slot) = self.positions.get_mut(worker) {
+            *slot = None;
+        }
+    }
+
+    /// Records that a worker's environment is at the start state (after a fresh observe).
+    pub fn set_position_root(&mut self, worker: WorkerId) {
+        self.ensure_worker(worker);
+        self.positions[worker] = Some(ROOT);
+    }
+
+    fn ensure_worker(&mut self, worker: WorkerId) {
+        if self.positions.len() <= worker {
+            self.positions.resize(worker + 1, None);
+        }
+    }
+
+    /// The next job for `worker`, a reason to wait, or the end of the search.
+    pub fn plan(&mut self, worker: WorkerId) -> Plan<A> {
+        self.ensure_worker(worker);
+        if let Some(finish) = self.forced_finish {
+            return if self.busy() {
+                Plan::Wait
+            } else {
+                Plan::Finished(finish)
+            };
+        }
+        if self.best.is_some() && self.config.stop_at_first_success {
+            return if self.busy() {
+                Plan::Wait
+            } else {
+                Plan::Finished(Finish::Solved)
+            };
+        }
+        let rollout_depth = match self.config.evaluation {
+            Evaluation::Heuristic => 0,
+            Evaluation::Rollout { depth } => depth,
+        };
+        if self.metrics.actions + self.reserved >= self.config.action_budget {
+            return if self.busy() {
+                Plan::Wait
+            } else {
+                Plan::Finished(self.finish_without_more_work(FailureReason::BudgetExhausted))
+            };
+        }
+        let mut blocked: Vec<NodeId> = Vec::new();
+        loop {
+            let Some((parent, pick)) = self.select(&mut blocked) else {
+                return if self.busy() {
+                    Plan::Wait
+                } else {
+                    Plan::Finished(self.finish_without_more_work(FailureReason::SearchExhausted))
+                };
+            };
+            let node = &mut self.nodes[parent as usize];
+            let candidate = match pick {
+                Pick::Fresh => {
+                    node.next_candidate += 1;
+                    node.candidates[node.next_candidate - 1].clone()
+                }
+                Pick::Deferred => {
+                    node.next_deferred += 1;
+                    node.deferred[node.next_deferred - 1].clone()
+                }
+            };
+            if candidate.risk > self.config.risk_ceiling {
+                let child = self.add_child(parent, &candidate, None);
+                self.prune(
+                    child,
+                    PruneReason::ApprovalRequired {
+                        class: candidate.risk,
+                    },
+                );
+                self.approvals.push((parent, child));
+                continue;
+            }
+            let budget_left = self.config.action_budget - self.metrics.actions - self.reserved;
+            let child_depth = self.nodes[parent as usize].depth + 1;
+            let expandable = child_depth < self.config.max_depth;
+            let rollout = if expandable {
+                rollout_depth
+                    .min(budget_left.saturating_sub(1))
+                    .min(self.config.max_depth - child_depth)
+            } else {
+                0
+            };
+            let reserved = 1 + rollout;
+            let restore = self.positions[worker] != Some(parent);
+            // Virtual loss along the path.
+            let mut cursor = Some(parent);
+            while let Some(id) = cursor {
+                self.nodes[id as usize].in_flight += 1;
+                cursor = self.nodes[id as usize].parent;
+            }
+            self.positions[worker] = None;
+            self.reserved += reserved;
+            let id = self.next_job;
+            self.next_job += 1;
+            self.in_flight.insert(
+                id,
+                InFlight {
+                    parent,
+                    worker,
+                    reserved,
+                    candidate: candidate.clone(),
+                },
+            );
+            return Plan::Job(Job {
+                id,
+                worker,
+                parent,
+                prefix: self.prefix(parent),
+                restore,
+                action: candidate.action,
+                wants_candidates: expandable,
+                rollout_depth: rollout,
+                rollout_seed: self.rng.next_u64(),
+                risk_ceiling: self.config.risk_ceiling,
+            });
+        }
+    }
+
+    /// The failure reason when no more work can start, refined by what was seen.
+    fn finish_without_more_work(&self, default: FailureReason) -> Finish {
+        if self.best.is_some() {
+            return Finish::Solved;
+        }
+        match default {
+            // Branches lost to replays that kept diverging explain an exhausted search best.
+            FailureReason::SearchExhausted if self.prunes.contains_key("nondeterministic") => {
+                Finish::Failed(FailureReason::Nondeterministic)
+            }
+            FailureReason::SearchExhausted if !self.approvals.is_empty() => {
+                Finish::Failed(FailureReason::ApprovalRequired)
+            }
+            FailureReason::SearchExhausted
+                if self.nodes.len() > 1
+                    && self.nodes[1..].iter().all(|n| {
+                        matches!(
+                            n.status,
+                            NodeStatus::Pruned(PruneReason::NoProgress | PruneReason::Loop)
+                        )
+                    }) =>
+            {
+                Finish::Failed(FailureReason::NoProgress)
+            }
+            other => Finish::Failed(other),
+        }
+    }
+
+    /// Whether a node may get new children: open, not too deep, and (when refining after a
+    /// success) still able to lead to a strictly shorter one.
+    fn expandable(&self, id: NodeId) -> bool {
+        let node = &self.nodes[id as usize];
+        if node.status != NodeStatus::Open || node.depth + 1 > self.config.max_depth {
+            return false;
+        }
+        match self.best {
+            Some(best) => node.depth + 1 < self.nodes[best as usize].depth,
+            None => true,
+        }
+    }
+
+    fn live_children(&self, id: NodeId) -> u32 {
+        self.nodes[id as usize]
+            .children
+            .iter()
+            .filter(|&&c| {
+                matches!(
+                    self.nodes[c as usize].status,
+                    NodeStatus::Open | NodeStatus::Success | NodeStatus::Exhausted
+                )
+            })
+            .count() as u32
+    }
+
+    /// Moves fresh candidates whose target is already known (reached at the same or a smaller
+    /// depth) to the deferred list. Knowing only ever grows, so a deferred candidate stays so.
+    fn defer_known(&mut self, id: NodeId) {
+        let child_depth = self.nodes[id as usize].depth + 1;
+        loop {
+            let node = &self.nodes[id as usize];
+            let Some(candidate) = node.candidates.get(node.next_candidate) else {
+                return;
+            };
+            let known = candidate
+                .target
+                .and_then(|t| self.locations.get(&t))
+                .is_some_and(|&depth| depth <= child_depth);
+            if !known {
+                return;
+            }
+            let node = &mut self.nodes[id as usize];
+            let candidate = node.candidates[node.next_candidate].clone();
+            node.deferred.push(candidate);
+            node.next_candidate += 1;
+            if !self.config.try_known_targets {
+                self.metrics.skipped_known_targets += 1;
+            }
+        }
+    }
+
+    /// Walks down from the root to the node whose next candidate should be tried.
+    fn select(&mut self, blocked: &mut Vec<NodeId>) -> Option<(NodeId, Pick)> {
+        'restart: loop {
+            let mut id = ROOT;
+            loop {
+                self.defer_known(id);
+                let node = &self.nodes[id as usize];
+                let expandable = self.expandable(id);
+                let can_expand = expandable && node.has_fresh();
+                if can_expand {
+                    let allowance = self.config.widening.coefficient
+                        * f64::from(node.visits + 1).powf(self.config.widening.exponent);
+                    if f64::from(self.live_children(id)) < allowance.ceil() {
+                        return Some((id, Pick::Fresh));
+                    }
+                }
+                let parent_visits =
+                    f64::from(node.visits) + self.config.virtual_loss * f64::from(node.in_flight);
+                let mut best: Option<(NodeId, f64)> = None;
+                for &child in &node.children {
+                    let c = &self.nodes[child as usize];
+                    if c.status != NodeStatus::Open || blocked.contains(&child) {
+                        continue;
+                    }
+                    // Q blends the mean and the best backed-up value (see `max_backup`).
+                    let beta = self.config.max_backup.clamp(0.0, 1.0);
+                    let visits = f64::from(c.visits).max(1.0);
+                    let blended = (1.0 - beta) * c.value_sum + beta * c.value_max * visits;
+                    let score = uct_score(
+                        &self.config.weights,
+                        &ScoreInputs {
+                            value_sum: blended,
+                            visits: f64::from(c.visits),
+                            virtual_visits: self.config.virtual_loss * f64::from(c.in_flight),
+                            parent_visits,
+                            replay_similarity: c.replay,
+                            risk: c.path_risk,
+                            cost: c.path_cost_ms / self.config.cost_budget_ms.max(1.0),
+                            auth: c.path_auth,
+                        },
+                    );
+                    // Ties go to the earlier child (higher prior): deterministic.
+                    if best.is_none_or(|(_, s)| score > s) {
+                        best = Some((child, score));
+                    }
+                }
+                match best {
+                    Some((child, _)) => id = child,
+                    None if can_expand => return Some((id, Pick::Fresh)),
+                    None if expandable && node.has_deferred() && self.config.try_known_targets => {
+                        return Some((id, Pick::Deferred));
+                    }
+                    None => {
+                        // Nothing to do below this node now.
+                        if self.nodes[id as usize].in_flight > 0 {
+                            blocked.push(id);
+                        } else if self.nodes[id as usize].status == NodeStatus::Open {
+                            self.nodes[id as usize].status = NodeStatus::Exhausted;
+                        }
+                        if id == ROOT {
+                            return None;
+                        }
+                        continue 'restart;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Actions and fingerprints from the root to `id`.
+    fn prefix(&self, id: NodeId) -> Vec<(A, Fingerprint)> {
+        let mut path = Vec::with_capacity(self.nodes[id as usize].depth as usize);
+        let mut cursor = id;
+        while let Some(parent) = self.nodes[cursor as usize].parent {
+            let node = &self.nodes[cursor as usize];
+            if let (Some(action), Some(fingerprint)) = (&node.action, node.fingerprint) {
+                path.push((action.clone(), fingerprint));
+            }
+            cursor = parent;
+        }
+        path.reverse();
+        path
+    }
+
+    fn path_nodes(&self, id: NodeId) -> Vec<NodeId> {
+        let mut path = vec![id];
+        let mut cursor = id;
+        while let Some(parent) = self.nodes[cursor as usize].parent {
+            path.push(parent);
+            cursor = parent;
+        }
+        path.reverse();
+        path
+    }
+
+    fn add_child(
+        &mut self,
+        parent: NodeId,
+        candidate: &Candidate<A>,
+        reached: Option<&Step>,
+    ) -> NodeId {
+        let id = self.nodes.len() as NodeId;
+        let p = &self.nodes[parent as usize];
+        let (fingerprint, value_hint, auth, cost) = match reached {
+            Some(step) => (
+                Some(step.state.fingerprint),
+                step.state.value_hint.clamp(0.0, 1.0),
+                step.state.auth.clamp(0.0, 1.0),
+                step.cost,
+            ),
+            None => (None, 0.0, 0.0, Cost::default()),
+        };
+        let node = Node {
+            parent: Some(parent),
+            action: Some(candidate.action.clone()),
+            key: candidate.key,
+            risk: candidate.risk,
+            prior: candidate.prior,
+            depth: p.depth + 1,
+            fingerprint,
+            status: NodeStatus::Open,
+            visits: 0,
+            value_sum: 0.0,
+            value_max: 0.0,
+            in_flight: 0,
+            value_hint,
+            step_cost: cost,
+            path_cost_ms: p.path_cost_ms + cost.priced_ms(1.0),
+            path_risk: p.path_risk.max(candidate.risk.normalised()),
+            path_auth: p.path_auth.max(auth),
+            replay: 0.0,
+            candidates: Vec::new(),
+            next_candidate: 0,
+            deferred: Vec::new(),
+            next_deferred: 0,
+            children: Vec::new(),
+        };
+        self.nodes.push(node);
+        self.nodes[parent as usize].children.push(id);
+        self.metrics.nodes += 1;
+        id
+    }
+
+    fn prune(&mut self, id: NodeId, reason: PruneReason) {
+        *self.prunes.entry(reason.kind()).or_default() += 1;
+        self.nodes[id as usize].status = NodeStatus::Pruned(reason);
+    }
+
+    /// Why a freshly reached child must be cut, if it must.
+    fn redundancy(&self, child: NodeId) -> Option<PruneReason> {
+        let node = &self.nodes[child as usize];
+        let fingerprint = node.fingerprint?;
+        let parent = node.parent?;
+        if self.nodes[parent as usize].fingerprint == Some(fingerprint) {
+            return Some(PruneReason::NoProgress);
+        }
+        let mut cursor = self.nodes[parent as usize].parent;
+        while let Some(ancestor) = cursor {
+            if self.nodes[ancestor as usize].fingerprint == Some(fingerprint) {
+                return Some(PruneReason::Loop);
+            }
+            cursor = self.nodes[ancestor as usize].parent;
+        }
+        if let Some(&owner) = self.table.get(&fingerprint)
+            && owner != child
+            && !matches!(self.nodes[owner as usize].status, NodeStatus::Pruned(_))
+            && self.nodes[owner as usize].depth <= node.depth
+        {
+            return Some(PruneReason::Transposition);
+        }
+        None
+    }
+
+    /// Gives the child ownership of its state, superseding a deeper owner.
+    fn claim_state(&mut self, child: NodeId) {
+        let Some(fingerprint) = self.nodes[child as usize].fingerprint else {
+            return;
+        };
+        if let Some(previous) = self.table.insert(fingerprint, child)
+            && previous != child
+            && self.nodes[previous as usize].status == NodeStatus::Open
+        {
+            // Reached at a smaller depth now: the deeper copy is redundant.
+            self.prune(previous, PruneReason::Transposition);
+        }
+    }
+
+    fn replay_bonus(&self, id: NodeId) -> f64 {
+        let Some(memory) = &self.memory else {
+            return 0.0;
+        };
+        if self.config.weights.replay == 0.0 {
+            return 0.0;
+        }
+        let keys: Vec<u64> = self
+            .path_nodes(id)
+            .into_iter()
+            .skip(1)
+            .map(|n| self.nodes[n as usize].key)
+            .collect();
+        memory
+            .best_similarity(&self.config.family, &path_sketch(&keys))
+            .clamp(0.0, 1.0)
+    }
+
+    fn backup(&mut self, from: NodeId, value: f64) {
+        let mut value = value.clamp(0.0, 1.0);
+        let mut cursor = Some(from);
+        while let Some(id) = cursor {
+            let node = &mut self.nodes[id as usize];
+            node.visits += 1;
+            node.value_sum += value;
+            node.value_max = node.value_max.max(value);
+            value *= self.config.discount;
+            cursor = node.parent;
+        }
+    }
+
+    fn record_success(&mut self, id: NodeId) {
+        self.metrics.successes += 1;
+        if self.metrics.first_success_after.is_none() {
+            self.metrics.first_success_after = Some(self.metrics.actions);
+        }
+        let better = match self.best {
+            None => true,
+            Some(best) => {
+                let (b, n) = (&self.nodes[best as usize], &self.nodes[id as usize]);
+                n.depth < b.depth || (n.depth == b.depth && n.path_cost_ms < b.path_cost_ms)
+            }
+        };
+        if better {
+            self.best = Some(id);
+        }
+    }
+
+    /// Adds a reached state as a child; returns it and whether it is live (not pruned).
+    fn attach(
+        &mut self,
+        parent: NodeId,
+        candidate: &Candidate<A>,
+        step: &Step,
+        candidates: Vec<Candidate<A>>,
+    ) -> (NodeId, bool) {
+        let child = self.add_child(parent, candidate, Some(step));
+        let depth = self.nodes[child as usize].depth;
+        self.locations
+            .entry(step.state.location)
+            .and_modify(|d| *d = (*d).min(depth))
+            .or_insert(depth);
+        if let Some(reason) = self.redundancy(child) {
+            self.prune(child, reason);
+            return (child, false);
+        }
+        self.claim_state(child);
+        self.nodes[child as usize].replay = self.replay_bonus(child);
+        if step.state.success {
+            self.nodes[child as usize].status = NodeStatus::Success;
+            self.record_success(child);
+        } else {
+            self.nodes[child as usize].candidates = sorted(candidates);
+            if self.nodes[child as usize].depth >= self.config.max_depth {
+                self.prune(child, PruneReason::DepthLimit);
+                // Still a real state: it keeps its visit below.
+                return (child, true);
+            }
+        }
+        (child, true)
+    }
+
+    /// Counts restores or actions a worker repeated.
+    pub fn note_retries(&mut self, retries: u32) {
+        self.metrics.retries += u64::from(retries);
+    }
+
+    /// Absorbs a job's outcome.
+    pub fn complete(&mut self, job: JobId, outcome: JobOutcome<A>) {
+        let Some(flight) = self.in_flight.remove(&job) else {
+            tracing::warn!(job, "outcome for an unknown job ignored");
+            return;
+        };
+        self.reserved -= flight.reserved;
+        let mut cursor = Some(flight.parent);
+        while let Some(id) = cursor {
+            let node = &mut self.nodes[id as usize];
+            node.in_flight = node.in_flight.saturating_sub(1);
+            cursor = node.parent;
+        }
+        self.metrics.iterations += 1;
+        let candidate = flight.candidate;
+
+        let restore = match &outcome {
+            JobOutcome::RestoreFailed { executed, cost, .. } => Some(Step {
+                state: StateInfo {
+                    fingerprint: Fingerprint([0; 16]),
+                    success: false,
+                    value_hint: 0.0,
+                    auth: 0.0,
+                    location: 0,
+                    transient: false,
+                },
+                cost: *cost,
+                executed: *executed,
+            }),
+            JobOutcome::ActFailed { restore, .. } | JobOutcome::Reached { restore, .. } => *restore,
+        };
+        match restore {
+            Some(step) => {
+                self.metrics.restores += 1;
+                self.metrics.replayed_actions += u64::from(step.executed);
+                self.metrics.cost = self.metrics.cost.plus(step.cost);
+            }
+            None => self.metrics.restores_skipped += 1,
+        }
+
+        match outcome {
+            JobOutcome::RestoreFailed { error, .. } => {
+                // The candidate was not tried, but the restore failure prunes the parent or
+                // one of its ancestors, so it could never be tried from here anyway.
+                self.restore_failed(flight.parent, error);
+            }
+            JobOutcome::ActFailed { error, .. } => {
+                self.metrics.actions += 1;
+                let child = self.add_child(flight.parent, &candidate, None);
+                self.prune(
+                    child,
+                    PruneReason::ActionFailed {
+                        reason: error.to_string(),
+                    },
+                );
+            }
+            JobOutcome::Reached {
+                step,
+                candidates,
+                rollout,
+                ..
+            } => {
+                self.metrics.actions += 1 + rollout.len() as u32;
+                self.metrics.cost = self.metrics.cost.plus(step.cost);
+                for r in &rollout {
+                    self.metrics.cost = self.metrics.cost.plus(r.step.cost);
+                }
+                let rolled_out = !rollout.is_empty();
+                let (child, live) = self.attach(flight.parent, &candidate, &step, candidates);
+                if !live {
+                    return;
+                }
+                let (value, leaf) = self.evaluate(child, &step, rollout);
+                self.backup(leaf, value);
+                // The worker's environment sits at the new state unless a rollout moved it.
+                if !rolled_out && self.nodes[child as usize].status == NodeStatus::Open {
+                    self.positions[flight.worker] = Some(child);
+                }
+            }
+        }
+    }
+
+    /// The value of a new leaf and the node to back up from (a rollout's success, if any).
+    fn evaluate(
+        &mut self,
+        child: NodeId,
+        step: &Step,
+        rollout: Vec<RolloutStep<A>>,
+    ) -> (f64, NodeId) {
+        if step.state.success {
+            return (1.0, child);
+        }
+        let hint_value = self.config.hint_weight * step.state.value_hint.clamp(0.0, 1.0);
+        if rollout.is_empty() {
+            return (hint_value, child);
+        }
+        if rollout.last().is_some_and(|r| r.step.state.success) {
+            // Keep the rollout's path: it is a success the tree must be able to return.
+            let mut parent = child;
+            for r in rollout {
+                if self.nodes[parent as usize].status != NodeStatus::Open {
+                    break;
+                }
+                // The rollout took this candidate from `parent`; record it as expanded there.
+                let (node, live) = self.attach(parent, &r.candidate, &r.step, r.candidates);
+                if !live {
+                    break;
+                }
+                parent = node;
+            }
+            if self.nodes[parent as usize].status == NodeStatus::Success {
+                return (1.0, parent);
+            }
+            return (hint_value, child);
+        }
+        let steps = rollout.len() as i32;
+        let last_hint = rollout
+            .last()
+            .map_or(0.0, |r| r.step.state.value_hint.clamp(0.0, 1.0));
+        let rollout_value = self.config.hint_weight * last_hint * self.config.discount.powi(steps);
+        (hint_value.max(rollout_value), child)
+    }
+
+    fn restore_failed(&mut self, target: NodeId, error: EnvError) {
+        match error {
+            EnvError::Diverged { step, .. } => {
+                // The node at depth step+1 on the path is where replay went elsewhere.
+                let path = self.path_nodes(target);
+                let at = path.get(step + 1).copied().unwrap_or(target);
+                self.prune(at, PruneReason::Nondeterministic);
+            }
+            other => {
+                if target != ROOT {
+                    self.prune(
+                        target,
+                        PruneReason::ActionFailed {
+                            reason: format!("restore: {other}"),
+                        },
+                    );
+                } else {
+                    self.force_finish(Finish::Failed(FailureReason::Nondeterministic));
+                }
+            }
+        }
+    }
+
+    /// The report of the search so far.
+    pub fn report(&self, finish: Finish) -> SearchReport<A> {
+        let best = self.best.map(|best| {
+            self.path_nodes(best)
+                .into_iter()
+                .skip(1)
+                .filter_map(|id| {
+                    let n = &self.nodes[id as usize];
+                    Some(PathStep {
+                        action: n.action.clone()?,
+                        fingerprint: n.fingerprint?,
+                        reward: if n.status == NodeStatus::Success {
+                            1.0
+                        } else {
+                            n.value_hint
+                        },
+                        cost: n.step_cost,
+                        risk: n.risk,
+                    })
+                })
+                .collect()
+        });
+        let approvals = self
+            .approvals
+            .iter()
+            .filter_map(|&(parent, child)| {
+                let c = &self.nodes[child as usize];
+                Some(Approval {
+                    prefix: self.prefix(parent).into_iter().map(|(a, _)| a).collect(),
+                    action: c.action.clone()?,
+                    class: c.risk,
+                    prior: c.prior,
+                })
+            })
+            .collect();
+        SearchReport {
+            finish,
+            best,
+            approvals,
+            prunes: self.prunes.clone(),
+            metrics: self.metrics,
+        }
+    }
+
+    /// Every node, in creation order.
+    pub fn nodes(&self) -> impl Iterator<Item = NodeView<'_, A>> {
+        self.nodes.iter().enumerate().map(|(i, n)| NodeView {
+            id: i as NodeId,
+            parent: n.parent,
+            action: n.action.as_ref(),
+            depth: n.depth,
+            fingerprint: n.fingerprint,
+            status: &n.status,
+            visits: n.visits,
+            mean_value: if n.visits > 0 {
+                n.value_sum / f64::from(n.visits)
+            } else {
+                0.0
+            },
+            risk: n.risk,
+        })
+    }
+}
+
+fn sorted<A>(mut candidates: Vec<Candidate<A>>) -> Vec<Candidate<A>> {
+    // Stable: equal priors keep the environment's order, so runs are repeatable.
+    candidates.sort_by(|a, b| b.prior.total_cmp(&a.prior));
+    candidates
+}

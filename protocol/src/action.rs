@@ -1,0 +1,185 @@
+//! Actions an agent takes on a page, and the locators that find their targets.
+//!
+//! A target carries a ranked chain of locators (CSS path first, then role + accessible name,
+//! then visible text): when the first no longer resolves, the next one is tried. Fill values
+//! that come from the task's inputs stay references to the input by name, so that a recorded
+//! trajectory or a compiled workflow never bakes in a secret.
+
+use crate::risk::ActionShape;
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// One way to find an element.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Locator {
+    /// A CSS selector path.
+    Css(String),
+    /// An ARIA role and accessible name.
+    Role {
+        /// The role (`button`, `link`, `textbox`, …).
+        role: String,
+        /// The accessible name.
+        name: String,
+    },
+    /// Visible text of the element.
+    Text(String),
+}
+
+impl fmt::Display for Locator {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Locator::Css(css) => write!(f, "css={css}"),
+            Locator::Role { role, name } => write!(f, "role={role}[name={name:?}]"),
+            Locator::Text(text) => write!(f, "text={text:?}"),
+        }
+    }
+}
+
+/// The element an action is aimed at.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Target {
+    /// Ranked locators, most specific first; never empty for a valid action.
+    pub locators: Vec<Locator>,
+    /// The element's ARIA role (or the closest equivalent), for classification.
+    pub role: String,
+    /// The element's accessible name (possibly derived from label, placeholder or nearby text).
+    pub name: String,
+}
+
+/// Where a fill's text comes from.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum FillValue {
+    /// A value the policy chose (for example a quoted string from the goal).
+    Literal(String),
+    /// The task input with this name; resolved only when the action runs.
+    Input(String),
+}
+
+/// Something an agent does.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Action {
+    /// Click an element.
+    Click {
+        /// What to click.
+        target: Target,
+    },
+    /// Type a value into a field, optionally followed by Enter.
+    Fill {
+        /// The field.
+        target: Target,
+        /// What to type.
+        value: FillValue,
+        /// Press Enter afterwards.
+        enter: bool,
+    },
+    /// Choose an option of a select element.
+    Select {
+        /// The select element.
+        target: Target,
+        /// The option's value or label.
+        option: String,
+    },
+    /// Press a key (`Enter`, `Escape`, `ArrowDown`, …).
+    Press {
+        /// The key, as named in the DOM's `KeyboardEvent.key`.
+        key: String,
+    },
+    /// Go to a URL (same origin unless the task allows more).
+    Navigate {
+        /// The absolute URL.
+        url: String,
+    },
+    /// History back.
+    Back,
+    /// Declare the task finished.
+    Done,
+}
+
+impl Action {
+    /// The shape used by the risk and submit classifiers.
+    pub fn shape(&self) -> ActionShape {
+        match self {
+            Action::Click { .. } => ActionShape::Click,
+            Action::Fill { enter, .. } => ActionShape::Fill { enter: *enter },
+            Action::Select { .. } => ActionShape::Select,
+            Action::Press { key } => ActionShape::Press {
+                enter: key.eq_ignore_ascii_case("enter"),
+            },
+            Action::Navigate { .. } => ActionShape::Navigate,
+            Action::Back => ActionShape::Back,
+            Action::Done => ActionShape::Done,
+        }
+    }
+
+    /// The target, for actions that have one.
+    pub fn target(&self) -> Option<&Target> {
+        match self {
+            Action::Click { target }
+            | Action::Fill { target, .. }
+            | Action::Select { target, .. } => Some(target),
+            Action::Press { .. } | Action::Navigate { .. } | Action::Back | Action::Done => None,
+        }
+    }
+
+    /// A short human label: `click "Search"`, `fill "Email" with <input email>`.
+    pub fn label(&self) -> String {
+        match self {
+            Action::Click { target } => format!("click {:?}", target.name),
+            Action::Fill {
+                target,
+                value,
+                enter,
+            } => {
+                let value = match value {
+                    FillValue::Literal(text) => format!("{text:?}"),
+                    FillValue::Input(name) => format!("<input {name}>"),
+                };
+                let enter = if *enter { " + Enter" } else { "" };
+                format!("fill {:?} with {value}{enter}", target.name)
+            }
+            Action::Select { target, option } => {
+                format!("select {option:?} in {:?}", target.name)
+            }
+            Action::Press { key } => format!("press {key}"),
+            Action::Navigate { url } => format!("navigate {url}"),
+            Action::Back => "back".to_owned(),
+            Action::Done => "done".to_owned(),
+        }
+    }
+}
+
+impl fmt::Display for Action {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.label())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn target(name: &str) -> Target {
+        Target {
+            locators: vec![Locator::Css("#x".into())],
+            role: "textbox".into(),
+            name: name.into(),
+        }
+    }
+
+    #[test]
+    fn shapes_and_labels() {
+        let fill = Action::Fill {
+            target: target("Email"),
+            value: FillValue::Input("email".into()),
+            enter: true,
+        };
+        assert_eq!(fill.shape(), ActionShape::Fill { enter: true });
+        assert_eq!(fill.label(), "fill \"Email\" with <input email> + Enter");
+        let press = Action::Press {
+            key: "Enter".into(),
+        };
+        assert_eq!(press.shape(), ActionShape::Press { enter: true });
+        assert!(Action::Back.target().is_none());
+        assert_eq!(fill.target().map(|t| t.name.as_str()), Some("Email"));
+    }
+}

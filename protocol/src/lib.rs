@@ -1,0 +1,40 @@
+//! forager's shared vocabulary: everything two forager processes (or two crates) must agree on,
+//! and nothing that performs I/O.
+//!
+//! # Layout
+//!
+//! - [`task`]: the task a user hands to forager and its validation.
+//! - [`action`], [`observation`]: what an agent does on a page and what it sees there.
+//! - [`fingerprint`]: the identity of a page state (two observations with one fingerprint are
+//!   the same state).
+//! - [`trajectory`]: finished rollouts and their fixed-dimension vectors.
+//! - [`score`]: the production-aware UCT score and its weights.
+//! - [`risk`], [`submit`], [`meaningful`]: pure classifiers the search and validator rely on.
+//! - [`outcome`]: named failure and pruning reasons, shared by the engine and the result document.
+//! - [`codec`]: the only place bincode is used; versioned, size-limited framing.
+//! - [`signing`]: Ed25519 signatures over a domain-separated canonical encoding.
+//! - [`wire`]: the messages peers exchange.
+//!
+//! Types here are `Serialize` because they cross a boundary (disk, network, the result
+//! document); internal state of the other crates is not.
+
+pub mod action;
+pub mod codec;
+pub mod fingerprint;
+pub mod meaningful;
+pub mod observation;
+pub mod outcome;
+pub mod risk;
+pub mod score;
+pub mod signing;
+pub mod submit;
+pub mod task;
+pub mod trajectory;
+pub mod wire;
+
+pub use action::{Action, FillValue, Locator, Target};
+pub use fingerprint::Fingerprint;
+pub use outcome::{FailureReason, PruneReason};
+pub use risk::RiskClass;
+pub use score::{ScoreInputs, ScoreWeights};
+pub use task::{TaskError, TaskSpec};

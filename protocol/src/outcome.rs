@@ -1,0 +1,129 @@
+//! Named reasons: why a run failed, and why a branch of the search was cut.
+//!
+//! Both appear in the result document and the event log under their snake_case names, which
+//! are therefore part of forager's stable surface.
+
+use crate::risk::RiskClass;
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// Why a run ended `failing`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FailureReason {
+    /// The action budget ran out before any success.
+    BudgetExhausted,
+    /// The wall-clock limit passed before any success.
+    Timeout,
+    /// Every branch was explored or pruned without a success.
+    SearchExhausted,
+    /// The only ways forward need an action above the risk ceiling.
+    ApprovalRequired,
+    /// Replays of the winning path did not reproduce its states.
+    Nondeterministic,
+    /// The browser crashed more often than the retry limit allows.
+    BrowserCrashed,
+    /// No action changed the page.
+    NoProgress,
+    /// A success could not be reproduced by a second node.
+    NotReproduced,
+}
+
+impl FailureReason {
+    /// The snake_case name used in documents.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FailureReason::BudgetExhausted => "budget_exhausted",
+            FailureReason::Timeout => "timeout",
+            FailureReason::SearchExhausted => "search_exhausted",
+            FailureReason::ApprovalRequired => "approval_required",
+            FailureReason::Nondeterministic => "nondeterministic",
+            FailureReason::BrowserCrashed => "browser_crashed",
+            FailureReason::NoProgress => "no_progress",
+            FailureReason::NotReproduced => "not_reproduced",
+        }
+    }
+}
+
+impl fmt::Display for FailureReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Why a child of the search tree was cut. Pruned children are recorded, never silently dropped.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PruneReason {
+    /// The action left the fingerprint unchanged.
+    NoProgress,
+    /// The action led to a state already on the path.
+    Loop,
+    /// The state was already reached by another path at the same or smaller depth.
+    Transposition,
+    /// The action is above the risk ceiling; it was not executed.
+    ApprovalRequired {
+        /// The action's class.
+        class: RiskClass,
+    },
+    /// The action could not be carried out (target gone, hidden, covered, timed out, …).
+    ActionFailed {
+        /// What went wrong, as the environment named it.
+        reason: String,
+    },
+    /// Replaying the path to this state reached a different state.
+    Nondeterministic,
+    /// The path is as deep as the budget allows.
+    DepthLimit,
+}
+
+impl PruneReason {
+    /// A short snake_case name for counting.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            PruneReason::NoProgress => "no_progress",
+            PruneReason::Loop => "loop",
+            PruneReason::Transposition => "transposition",
+            PruneReason::ApprovalRequired { .. } => "approval_required",
+            PruneReason::ActionFailed { .. } => "action_failed",
+            PruneReason::Nondeterministic => "nondeterministic",
+            PruneReason::DepthLimit => "depth_limit",
+        }
+    }
+}
+
+impl fmt::Display for PruneReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PruneReason::ApprovalRequired { class } => {
+                write!(f, "approval_required (risk class {class})")
+            }
+            PruneReason::ActionFailed { reason } => write!(f, "action_failed: {reason}"),
+            other => f.write_str(other.kind()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_in_json_match_as_str() {
+        for reason in [
+            FailureReason::BudgetExhausted,
+            FailureReason::Timeout,
+            FailureReason::SearchExhausted,
+            FailureReason::ApprovalRequired,
+            FailureReason::Nondeterministic,
+            FailureReason::BrowserCrashed,
+            FailureReason::NoProgress,
+            FailureReason::NotReproduced,
+        ] {
+            let json = serde_json::to_string(&reason).expect("serialises");
+            assert_eq!(json, format!("\"{}\"", reason.as_str()));
+        }
+        let json = serde_json::to_string(&PruneReason::Loop).expect("serialises");
+        assert_eq!(json, "\"loop\"");
+    }
+}

@@ -1,0 +1,561 @@
+//! The seven risk classes and the classifier that assigns one to a planned action.
+//!
+//! An action above the task's risk ceiling is never executed: the search records it as
+//! `approval_required`. The classifier therefore errs upward: a control whose purpose it
+//! cannot tell, inside a form that posts, counts as an external submission (class 4).
+//!
+//! Classification reads the accessible name of the control being *activated*. For a fill, the
+//! accessible name labels the field (its purpose), not an action, so a fill on its own is
+//! read-only; a fill with Enter submits the form and is classified by the form's submit control.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// How much harm an action can do, from 1 (read-only) to 7 (destructive).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(try_from = "u8", into = "u8")]
+pub enum RiskClass {
+    /// Reading: links, search, filters, pagination.
+    ReadOnly = 1,
+    /// Reading behind a login; logging in or out.
+    AuthenticatedRead = 2,
+    /// A reversible write the user owns: a draft, a cart, a coupon, a wizard step.
+    DraftWrite = 3,
+    /// Sending something to others: a post, a message, an application, a form submission.
+    ExternalSubmission = 4,
+    /// Spending money.
+    Financial = 5,
+    /// Changing the account itself: password, e-mail, settings, deactivation.
+    AccountMutation = 6,
+    /// Destroying data.
+    Destructive = 7,
+}
+
+impl RiskClass {
+    /// All classes, lowest first.
+    pub const ALL: [RiskClass; 7] = [
+        RiskClass::ReadOnly,
+        RiskClass::AuthenticatedRead,
+        RiskClass::DraftWrite,
+        RiskClass::ExternalSubmission,
+        RiskClass::Financial,
+        RiskClass::AccountMutation,
+        RiskClass::Destructive,
+    ];
+
+    /// The default ceiling of a task: draft writes run autonomously, anything above needs a human.
+    pub const DEFAULT_CEILING: RiskClass = RiskClass::DraftWrite;
+
+    /// The class as its number, 1 to 7.
+    pub fn level(self) -> u8 {
+        self as u8
+    }
+
+    /// The class mapped to [0, 1] for the score's risk term: 1 → 0, 7 → 1.
+    pub fn normalised(self) -> f64 {
+        f64::from(self.level() - 1) / 6.0
+    }
+}
+
+impl fmt::Display for RiskClass {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let name = match self {
+            RiskClass::ReadOnly => "read-only",
+            RiskClass::AuthenticatedRead => "authenticated read",
+            RiskClass::DraftWrite => "draft write",
+            RiskClass::ExternalSubmission => "external submission",
+            RiskClass::Financial => "financial",
+            RiskClass::AccountMutation => "account mutation",
+            RiskClass::Destructive => "destructive",
+        };
+        write!(f, "{} ({name})", self.level())
+    }
+}
+
+/// A number outside 1..=7 given as a risk class.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("risk class must be 1 to 7, got {0}")]
+pub struct InvalidRiskClass(pub u8);
+
+impl TryFrom<u8> for RiskClass {
+    type Error = InvalidRiskClass;
+    fn try_from(value: u8) -> Result<Self, Self::Error> {
+        RiskClass::ALL
+            .get(usize::from(value).wrapping_sub(1))
+            .copied()
+            .ok_or(InvalidRiskClass(value))
+    }
+}
+
+impl From<RiskClass> for u8 {
+    fn from(class: RiskClass) -> u8 {
+        class.level()
+    }
+}
+
+/// The shape of an action, as far as risk and submission are concerned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ActionShape {
+    /// A click on a control (link, button, clickable element).
+    Click,
+    /// Typing into a field; `enter` if the value is followed by Enter.
+    Fill {
+        /// Whether Enter is pressed after the value.
+        enter: bool,
+    },
+    /// Choosing an option of a select.
+    Select,
+    /// A key press; `enter` if the key is Enter.
+    Press {
+        /// Whether the key is Enter.
+        enter: bool,
+    },
+    /// Going to a URL.
+    Navigate,
+    /// History back.
+    Back,
+    /// Accepting a dialog (alert, confirm, prompt).
+    AcceptDialog,
+    /// Dismissing a dialog.
+    DismissDialog,
+    /// Declaring the task finished.
+    Done,
+}
+
+/// What the classifier knows about the action's target.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RiskContext<'a> {
+    /// The activated control's accessible name (for a click), or empty.
+    pub accessible_name: &'a str,
+    /// ARIA role of the target (`link`, `button`, `textbox`, …), or empty.
+    pub role: &'a str,
+    /// For a fill: the `type` attribute of the input (`password`, `email`, …).
+    pub input_type: &'a str,
+    /// The accessible name of the submit control of the enclosing form, if any.
+    pub form_submit_name: Option<&'a str>,
+    /// Whether the enclosing form (if any) sends a POST (a write) rather than a GET.
+    pub form_posts: bool,
+    /// The text of the dialog being accepted, for [`ActionShape::AcceptDialog`].
+    pub dialog_text: &'a str,
+}
+
+/// Phrases matched at word boundaries anywhere in a name, most specific first; the first
+/// match decides. Specific phrases come before the verbs they contain ("remove from cart"
+/// is a draft write even though "remove" alone is destructive).
+const PHRASES: &[(&str, RiskClass)] = &[
+    // Draft writes that contain scarier words.
+    ("remove from cart", RiskClass::DraftWrite),
+    ("remove from basket", RiskClass::DraftWrite),
+    ("remove from wishlist", RiskClass::DraftWrite),
+    ("remove item", RiskClass::DraftWrite),
+    ("save as draft", RiskClass::DraftWrite),
+    ("save draft", RiskClass::DraftWrite),
+    ("apply code", RiskClass::DraftWrite),
+    ("apply coupon", RiskClass::DraftWrite),
+    ("apply promo", RiskClass::DraftWrite),
+    ("apply discount", RiskClass::DraftWrite),
+    ("apply filter", RiskClass::ReadOnly),
+    ("apply filters", RiskClass::ReadOnly),
+    ("add to cart", RiskClass::DraftWrite),
+    ("add to basket", RiskClass::DraftWrite),
+    ("add to bag", RiskClass::DraftWrite),
+    ("add to wishlist", RiskClass::DraftWrite),
+    ("add to favorites", RiskClass::DraftWrite),
+    ("update cart", RiskClass::DraftWrite),
+    ("checkout", RiskClass::DraftWrite),
+    ("check out", RiskClass::DraftWrite),
+    // Destructive.
+    ("delete", RiskClass::Destructive),
+    ("destroy", RiskClass::Destructive),
+    ("erase", RiskClass::Destructive),
+    ("wipe", RiskClass::Destructive),
+    ("purge", RiskClass::Destructive),
+    ("empty trash", RiskClass::Destructive),
+    ("clear all data", RiskClass::Destructive),
+    ("remove", RiskClass::Destructive),
+    ("drop", RiskClass::Destructive),
+    ("terminate", RiskClass::Destructive),
+    // Account mutation.
+    ("close account", RiskClass::AccountMutation),
+    ("deactivate", RiskClass::AccountMutation),
+    ("change password", RiskClass::AccountMutation),
+    ("reset password", RiskClass::AccountMutation),
+    ("update password", RiskClass::AccountMutation),
+    ("confirm password", RiskClass::AccountMutation),
+    ("change email", RiskClass::AccountMutation),
+    ("update email", RiskClass::AccountMutation),
+    ("update profile", RiskClass::AccountMutation),
+    ("save settings", RiskClass::AccountMutation),
+    ("update settings", RiskClass::AccountMutation),
+    ("disable two factor", RiskClass::AccountMutation),
+    ("disable 2fa", RiskClass::AccountMutation),
+    ("unsubscribe", RiskClass::AccountMutation),
+    ("cancel subscription", RiskClass::AccountMutation),
+    // Financial.
+    ("place order", RiskClass::Financial),
+    ("buy", RiskClass::Financial),
+    ("purchase", RiskClass::Financial),
+    ("pay", RiskClass::Financial),
+    ("order now", RiskClass::Financial),
+    ("complete order", RiskClass::Financial),
+    ("confirm order", RiskClass::Financial),
+    ("confirm purchase", RiskClass::Financial),
+    ("confirm payment", RiskClass::Financial),
+    ("donate", RiskClass::Financial),
+    ("transfer", RiskClass::Financial),
+    ("withdraw", RiskClass::Financial),
+    ("send money", RiskClass::Financial),
+    ("subscribe", RiskClass::Financial),
+    ("book now", RiskClass::Financial),
+    ("bid", RiskClass::Financial),
+    // External submission.
+    ("submit", RiskClass::ExternalSubmission),
+    ("send", RiskClass::ExternalSubmission),
+    ("post", RiskClass::ExternalSubmission),
+    ("publish", RiskClass::ExternalSubmission),
+    ("share", RiskClass::ExternalSubmission),
+    ("reply", RiskClass::ExternalSubmission),
+    ("comment", RiskClass::ExternalSubmission),
+    ("invite", RiskClass::ExternalSubmission),
+    ("sign up", RiskClass::ExternalSubmission),
+    ("register", RiskClass::ExternalSubmission),
+    ("request", RiskClass::ExternalSubmission),
+    ("apply", RiskClass::ExternalSubmission),
+    ("confirm", RiskClass::ExternalSubmission),
+    ("upload", RiskClass::ExternalSubmission),
+    ("vote", RiskClass::ExternalSubmission),
+    ("report", RiskClass::ExternalSubmission),
+    // Draft writes.
+    ("save", RiskClass::DraftWrite),
+    ("create", RiskClass::DraftWrite),
+    ("edit", RiskClass::DraftWrite),
+    ("update", RiskClass::DraftWrite),
+    ("add", RiskClass::DraftWrite),
+    ("draft", RiskClass::DraftWrite),
+    // Session.
+    ("log in", RiskClass::AuthenticatedRead),
+    ("login", RiskClass::AuthenticatedRead),
+    ("sign in", RiskClass::AuthenticatedRead),
+    ("log out", RiskClass::AuthenticatedRead),
+    ("logout", RiskClass::AuthenticatedRead),
+    ("sign out", RiskClass::AuthenticatedRead),
+];
+
+/// Words that move a wizard along: a draft write inside a form that posts, a read elsewhere
+/// (pagination).
+const STEP_WORDS: &[&str] = &["next", "continue", "proceed", "previous", "back"];
+
+/// Lower-cases a name and reduces it to words separated by single spaces.
+pub(crate) fn normalise_name(name: &str) -> String {
+    let mut out = String::with_capacity(name.len());
+    let mut pending_space = false;
+    for c in name.chars().flat_map(char::to_lowercase) {
+        if c.is_alphanumeric() {
+            if pending_space && !out.is_empty() {
+                out.push(' ');
+            }
+            pending_space = false;
+            out.push(c);
+        } else {
+            pending_space = true;
+        }
+    }
+    out
+}
+
+/// Whether `phrase` occurs in `words` (both normalised) at word boundaries.
+pub(crate) fn contains_phrase(words: &str, phrase: &str) -> bool {
+    let mut start = 0;
+    while let Some(pos) = words[start..].find(phrase) {
+        let at = start + pos;
+        let end = at + phrase.len();
+        let before_ok = at == 0 || words.as_bytes()[at - 1] == b' ';
+        let after_ok = end == words.len() || words.as_bytes()[end] == b' ';
+        if before_ok && after_ok {
+            return true;
+        }
+        start = at + 1;
+        while !words.is_char_boundary(start) {
+            start += 1;
+        }
+    }
+    false
+}
+
+/// The class a control's name implies, if any phrase matches.
+fn class_of_name(name: &str) -> Option<RiskClass> {
+    let words = normalise_name(name);
+    PHRASES
+        .iter()
+        .find(|(phrase, _)| contains_phrase(&words, phrase))
+        .map(|&(_, class)| class)
+}
+
+/// The class a link's name implies: a link is a read unless its name *starts* with a verb
+/// ("Delete post", "Buy now"), so that "Annual report" stays a read.
+fn class_of_link_name(name: &str) -> Option<RiskClass> {
+    let words = normalise_name(name);
+    PHRASES
+        .iter()
+        .find(|(phrase, _)| {
+            words.starts_with(phrase)
+                && words
+                    .as_bytes()
+                    .get(phrase.len())
+                    .is_none_or(|&b| b == b' ')
+        })
+        .map(|&(_, class)| class)
+}
+
+fn is_step_control(name: &str) -> bool {
+    let words = normalise_name(name);
+    STEP_WORDS.iter().any(|w| contains_phrase(&words, w))
+}
+
+/// Classifies one action. See the module documentation for the rules.
+pub fn classify(shape: ActionShape, context: &RiskContext<'_>) -> RiskClass {
+    match shape {
+        ActionShape::Navigate
+        | ActionShape::Back
+        | ActionShape::Select
+        | ActionShape::Done
+        | ActionShape::DismissDialog => RiskClass::ReadOnly,
+        ActionShape::Fill { enter: false } | ActionShape::Press { enter: false } => {
+            RiskClass::ReadOnly
+        }
+        ActionShape::Fill { enter: true } | ActionShape::Press { enter: true } => {
+            classify_form_submission(context)
+        }
+        ActionShape::AcceptDialog => {
+            // Accepting "Are you sure you want to delete…?" is the deletion.
+            class_of_name(context.dialog_text).unwrap_or(RiskClass::ReadOnly)
+        }
+        ActionShape::Click => {
+            let is_link = context.role.eq_ignore_ascii_case("link");
+            let by_name = if is_link {
+                class_of_link_name(context.accessible_name)
+            } else {
+                class_of_name(context.accessible_name)
+            };
+            match by_name {
+                Some(class) => class,
+                None if is_step_control(context.accessible_name) => {
+                    if context.form_posts {
+                        RiskClass::DraftWrite
+                    } else {
+                        RiskClass::ReadOnly
+                    }
+                }
+                // A link without alarming words is a read; an unknown control that submits a
+                // posting form is assumed to send something out.
+                None if !is_link && context.form_posts => RiskClass::ExternalSubmission,
+                None => RiskClass::ReadOnly,
+            }
+        }
+    }
+}
+
+/// Enter in a field submits its form: the form's submit control (or, failing that, whether the
+/// form posts) decides the class. A password field being submitted is at least a login.
+fn classify_form_submission(context: &RiskContext<'_>) -> RiskClass {
+    let by_submit = context.form_submit_name.and_then(class_of_name);
+    let baseline = if context.form_posts {
+        RiskClass::ExternalSubmission
+    } else {
+        RiskClass::ReadOnly
+    };
+    let class = by_submit.unwrap_or(baseline);
+    if context.input_type.eq_ignore_ascii_case("password") {
+        class.max(RiskClass::AuthenticatedRead)
+    } else {
+        class
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn click(name: &str) -> RiskClass {
+        classify(
+            ActionShape::Click,
+            &RiskContext {
+                accessible_name: name,
+                role: "button",
+                ..RiskContext::default()
+            },
+        )
+    }
+
+    #[test]
+    fn click_table() {
+        let table: &[(&str, u8)] = &[
+            ("Search", 1),
+            ("Next page", 1),
+            ("Read more", 1),
+            ("Log in", 2),
+            ("Sign out", 2),
+            ("Save as draft", 3),
+            ("Apply code", 3),
+            ("Add to cart", 3),
+            ("Remove from cart", 3),
+            ("Apply filters", 1),
+            ("Submit", 4),
+            ("Post review", 4),
+            ("Apply", 4),
+            ("Confirm", 4),
+            ("Sign up", 4),
+            ("Place order", 5),
+            ("Buy now", 5),
+            ("Pay €12.00", 5),
+            ("Proceed to checkout", 3),
+            ("Confirm order", 5),
+            ("Confirm password", 6),
+            ("Change password", 6),
+            ("Deactivate my account", 6),
+            ("Delete account", 7),
+            ("Yes, delete everything", 7),
+            ("Remove", 7),
+            ("Empty trash", 7),
+        ];
+        for &(name, expected) in table {
+            assert_eq!(click(name).level(), expected, "click on {name:?}");
+        }
+    }
+
+    #[test]
+    fn fills_are_read_only_without_enter_whatever_the_label() {
+        for label in ["Confirm password", "Delete reason", "Card number", "Search"] {
+            let context = RiskContext {
+                accessible_name: label,
+                role: "textbox",
+                form_submit_name: Some("Delete account"),
+                form_posts: true,
+                ..RiskContext::default()
+            };
+            assert_eq!(
+                classify(ActionShape::Fill { enter: false }, &context),
+                RiskClass::ReadOnly,
+                "{label}"
+            );
+        }
+    }
+
+    #[test]
+    fn fill_with_enter_takes_the_forms_class() {
+        let table: &[(Option<&str>, bool, &str, u8)] = &[
+            (Some("Search"), false, "search", 1),
+            (None, false, "text", 1),
+            (None, true, "text", 4),
+            (Some("Log in"), true, "password", 2),
+            (Some("Change password"), true, "password", 6),
+            (Some("Place order"), true, "text", 5),
+            (Some("Go"), false, "password", 2),
+        ];
+        for &(submit, posts, input_type, expected) in table {
+            let context = RiskContext {
+                accessible_name: "Field",
+                role: "textbox",
+                input_type,
+                form_submit_name: submit,
+                form_posts: posts,
+                ..RiskContext::default()
+            };
+            assert_eq!(
+                classify(ActionShape::Fill { enter: true }, &context).level(),
+                expected,
+                "{submit:?} posts={posts} type={input_type}"
+            );
+        }
+    }
+
+    #[test]
+    fn unknown_button_in_posting_form_is_external_submission_but_links_are_not() {
+        let button = RiskContext {
+            accessible_name: "Go",
+            role: "button",
+            form_posts: true,
+            ..RiskContext::default()
+        };
+        assert_eq!(
+            classify(ActionShape::Click, &button),
+            RiskClass::ExternalSubmission
+        );
+        let link = RiskContext {
+            role: "link",
+            ..button
+        };
+        assert_eq!(classify(ActionShape::Click, &link), RiskClass::ReadOnly);
+    }
+
+    #[test]
+    fn links_are_reads_unless_their_name_starts_with_a_verb() {
+        let link = |name| {
+            classify(
+                ActionShape::Click,
+                &RiskContext {
+                    accessible_name: name,
+                    role: "link",
+                    ..RiskContext::default()
+                },
+            )
+        };
+        assert_eq!(link("Annual report"), RiskClass::ReadOnly);
+        assert_eq!(link("Latest share prices"), RiskClass::ReadOnly);
+        assert_eq!(link("Delete this post"), RiskClass::Destructive);
+        assert_eq!(link("Buy now"), RiskClass::Financial);
+        assert_eq!(link("Payments"), RiskClass::ReadOnly);
+    }
+
+    #[test]
+    fn wizard_steps_are_draft_writes_only_inside_posting_forms() {
+        let step = |posts| {
+            classify(
+                ActionShape::Click,
+                &RiskContext {
+                    accessible_name: "Next",
+                    role: "button",
+                    form_posts: posts,
+                    ..RiskContext::default()
+                },
+            )
+        };
+        assert_eq!(step(true), RiskClass::DraftWrite);
+        assert_eq!(step(false), RiskClass::ReadOnly);
+    }
+
+    #[test]
+    fn accepting_a_dialog_reads_its_text() {
+        let context = RiskContext {
+            dialog_text: "Are you sure you want to delete this project?",
+            ..RiskContext::default()
+        };
+        assert_eq!(
+            classify(ActionShape::AcceptDialog, &context),
+            RiskClass::Destructive
+        );
+        assert_eq!(
+            classify(ActionShape::DismissDialog, &context),
+            RiskClass::ReadOnly
+        );
+    }
+
+    #[test]
+    fn phrases_match_whole_words_only() {
+        // "paypal" and "postcode" must not read as "pay" and "post".
+        assert_eq!(click("PayPal help"), RiskClass::ReadOnly);
+        assert_eq!(click("Postcode lookup"), RiskClass::ReadOnly);
+        assert_eq!(click("Addresses"), RiskClass::ReadOnly);
+    }
+
+    #[test]
+    fn risk_class_numbers_round_trip_and_reject_out_of_range() {
+        for class in RiskClass::ALL {
+            assert_eq!(RiskClass::try_from(class.level()), Ok(class));
+        }
+        assert_eq!(RiskClass::try_from(0), Err(InvalidRiskClass(0)));
+        assert_eq!(RiskClass::try_from(8), Err(InvalidRiskClass(8)));
+        assert_eq!(RiskClass::ReadOnly.normalised(), 0.0);
+        assert_eq!(RiskClass::Destructive.normalised(), 1.0);
+    }
+}

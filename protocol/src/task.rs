@@ -1,0 +1,403 @@
+//! The task: what the user wants done, how success is recognised, and what the search may spend.
+//!
+//! A task arrives from the command line, a TOML or JSON file, or over the wire from
+//! `forager submit`; all three end in [`TaskSpec::validate`], which names the first bad field.
+
+use crate::risk::RiskClass;
+use crate::score::ScoreWeights;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::fmt;
+
+/// Longest goal text accepted, in bytes.
+pub const MAX_GOAL_BYTES: usize = 4096;
+/// Most success predicates a task may carry.
+pub const MAX_PREDICATES: usize = 32;
+/// Longest predicate argument (regex, text, selector, script), in bytes.
+pub const MAX_PREDICATE_BYTES: usize = 16 * 1024;
+/// Most named inputs a task may carry.
+pub const MAX_INPUTS: usize = 64;
+/// Longest input value, in bytes.
+pub const MAX_INPUT_BYTES: usize = 4096;
+/// Most actions a budget may allow.
+pub const MAX_ACTION_BUDGET: u32 = 1_000_000;
+/// Deepest search allowed.
+pub const MAX_DEPTH: u32 = 256;
+/// Compiled-size limit for URL regexes, so a hostile task cannot blow up memory.
+const REGEX_SIZE_LIMIT: usize = 1 << 20;
+
+/// How success is recognised. Never by reading prose: each predicate is checked mechanically.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SuccessPredicate {
+    /// The page URL matches this regular expression.
+    UrlMatches(String),
+    /// This text is present in the page's visible text.
+    TextPresent(String),
+    /// An element matches this CSS selector.
+    SelectorPresent(String),
+    /// This JavaScript expression evaluates to `true` in the page.
+    JavaScript(String),
+    /// This JavaScript expression returns a value that passes the meaningful-output check.
+    Extraction(String),
+}
+
+impl SuccessPredicate {
+    fn argument(&self) -> &str {
+        match self {
+            SuccessPredicate::UrlMatches(s)
+            | SuccessPredicate::TextPresent(s)
+            | SuccessPredicate::SelectorPresent(s)
+            | SuccessPredicate::JavaScript(s)
+            | SuccessPredicate::Extraction(s) => s,
+        }
+    }
+}
+
+/// What the search may spend.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Budget {
+    /// Actions the search may execute (expansions and rollout steps; restoring a state by
+    /// replaying a prefix is counted separately, as cost).
+    pub actions: u32,
+    /// Deepest path, in actions from the start URL.
+    pub max_depth: u32,
+    /// Wall-clock limit for the whole task, in seconds.
+    pub wall_time_secs: u32,
+    /// Browser milliseconds (plus priced model tokens) that normalise the score's cost term.
+    pub cost_ms: u64,
+}
+
+impl Default for Budget {
+    fn default() -> Self {
+        Budget {
+            actions: 500,
+            max_depth: 12,
+            wall_time_secs: 600,
+            cost_ms: 120_000,
+        }
+    }
+}
+
+/// A task. See the field docs; `validate` before use.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TaskSpec {
+    /// Where every path starts (http or https).
+    pub start_url: String,
+    /// What the user wants, in words; the policy's priors come from it.
+    pub goal: String,
+    /// All of these must hold for a state to count as success.
+    pub success: Vec<SuccessPredicate>,
+    /// Values the agent may type, by name (`--input email=a@b.c`).
+    #[serde(default)]
+    pub inputs: BTreeMap<String, String>,
+    /// What the search may spend.
+    #[serde(default)]
+    pub budget: Budget,
+    /// Actions above this class are never executed; they are reported as `approval_required`.
+    #[serde(default = "default_ceiling")]
+    pub risk_ceiling: RiskClass,
+    /// Weights of the production-aware score.
+    #[serde(default)]
+    pub weights: ScoreWeights,
+    /// Seed of every random choice, so that a run can be repeated.
+    #[serde(default)]
+    pub seed: u64,
+    /// Origins besides the start URL's that navigation may reach.
+    #[serde(default)]
+    pub allowed_origins: Vec<String>,
+    /// Whether the site may be reset (a sandbox): only then are prefixes with writes replayed.
+    #[serde(default)]
+    pub resettable: bool,
+    /// The task family for the replay bonus; defaults to the start URL's origin.
+    #[serde(default)]
+    pub family: Option<String>,
+}
+
+fn default_ceiling() -> RiskClass {
+    RiskClass::DEFAULT_CEILING
+}
+
+/// A task that cannot be run, with the field at fault.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum TaskError {
+    /// A field has a bad value.
+    #[error("invalid task field `{field}`: {reason}")]
+    InvalidField {
+        /// The field's name as written in a task file (`start_url`, `success[2]`, …).
+        field: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+}
+
+impl TaskError {
+    fn field(field: impl Into<String>, reason: impl fmt::Display) -> TaskError {
+        TaskError::InvalidField {
+            field: field.into(),
+            reason: reason.to_string(),
+        }
+    }
+
+    /// The name of the bad field.
+    pub fn field_name(&self) -> &str {
+        match self {
+            TaskError::InvalidField { field, .. } => field,
+        }
+    }
+}
+
+impl TaskSpec {
+    /// A task with defaults for everything but what must be given.
+    pub fn new(
+        start_url: impl Into<String>,
+        goal: impl Into<String>,
+        success: Vec<SuccessPredicate>,
+    ) -> TaskSpec {
+        TaskSpec {
+            start_url: start_url.into(),
+            goal: goal.into(),
+            success,
+            inputs: BTreeMap::new(),
+            budget: Budget::default(),
+            risk_ceiling: RiskClass::DEFAULT_CEILING,
+            weights: ScoreWeights::DEFAULT,
+            seed: 0,
+            allowed_origins: Vec::new(),
+            resettable: false,
+            family: None,
+        }
+    }
+
+    /// Checks every field; the error names the first bad one.
+    pub fn validate(&self) -> Result<(), TaskError> {
+        let start = parse_web_url("start_url", &self.start_url)?;
+
+        let goal = self.goal.trim();
+        if goal.is_empty() {
+            return Err(TaskError::field("goal", "must not be empty"));
+        }
+        if self.goal.len() > MAX_GOAL_BYTES {
+            return Err(TaskError::field(
+                "goal",
+                format!("{} bytes, at most {MAX_GOAL_BYTES}", self.goal.len()),
+            ));
+        }
+
+        if self.success.is_empty() {
+            return Err(TaskError::field(
+                "success",
+                "at least one success predicate is required (URL regex, text, selector, \
+                 JavaScript or extraction)",
+            ));
+        }
+        if self.success.len() > MAX_PREDICATES {
+            return Err(TaskError::field(
+                "success",
+                format!(
+                    "{} predicates, at most {MAX_PREDICATES}",
+                    self.success.len()
+                ),
+            ));
+        }
+        for (i, predicate) in self.success.iter().enumerate() {
+            let field = format!("success[{i}]");
+            let argument = predicate.argument();
+            if argument.trim().is_empty() {
+                return Err(TaskError::field(field, "must not be empty"));
+            }
+            if argument.len() > MAX_PREDICATE_BYTES {
+                return Err(TaskError::field(
+                    field,
+                    format!("{} bytes, at most {MAX_PREDICATE_BYTES}", argument.len()),
+                ));
+            }
+            if let SuccessPredicate::UrlMatches(pattern) = predicate {
+                regex::RegexBuilder::new(pattern)
+                    .size_limit(REGEX_SIZE_LIMIT)
+                    .build()
+                    .map_err(|e| TaskError::field(field, format!("bad regex: {e}")))?;
+            }
+        }
+
+        if self.inputs.len() > MAX_INPUTS {
+            return Err(TaskError::field(
+                "inputs",
+                format!("{} inputs, at most {MAX_INPUTS}", self.inputs.len()),
+            ));
+        }
+        for (name, value) in &self.inputs {
+            let valid_name = !name.is_empty()
+                && name.len() <= 64
+                && name
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+            if !valid_name {
+                return Err(TaskError::field(
+                    format!("inputs.{name}"),
+                    "input names are 1 to 64 characters of letters, digits, '_' and '-'",
+                ));
+            }
+            if value.len() > MAX_INPUT_BYTES {
+                return Err(TaskError::field(
+                    format!("inputs.{name}"),
+                    format!("{} bytes, at most {MAX_INPUT_BYTES}", value.len()),
+                ));
+            }
+        }
+
+        let budget = &self.budget;
+        if budget.actions == 0 || budget.actions > MAX_ACTION_BUDGET {
+            return Err(TaskError::field(
+                "budget.actions",
+                format!("{} is outside 1..={MAX_ACTION_BUDGET}", budget.actions),
+            ));
+        }
+        if budget.max_depth == 0 || budget.max_depth > MAX_DEPTH {
+            return Err(TaskError::field(
+                "budget.max_depth",
+                format!("{} is outside 1..={MAX_DEPTH}", budget.max_depth),
+            ));
+        }
+        if budget.wall_time_secs == 0 {
+            return Err(TaskError::field(
+                "budget.wall_time_secs",
+                "must be positive",
+            ));
+        }
+        if budget.cost_ms == 0 {
+            return Err(TaskError::field("budget.cost_ms", "must be positive"));
+        }
+
+        if let Err((name, value)) = self.weights.validate() {
+            return Err(TaskError::field(
+                format!("weights.{name}"),
+                format!("{value} is not a finite, non-negative number"),
+            ));
+        }
+
+        for (i, origin) in self.allowed_origins.iter().enumerate() {
+            parse_web_url(&format!("allowed_origins[{i}]"), origin)?;
+        }
+        if let Some(family) = &self.family
+            && (family.trim().is_empty() || family.len() > 256)
+        {
+            return Err(TaskError::field("family", "must be 1 to 256 bytes"));
+        }
+        debug_assert!(start.host().is_some());
+        Ok(())
+    }
+
+    /// The task family used to group trajectories for the replay bonus.
+    pub fn family(&self) -> String {
+        match &self.family {
+            Some(family) => family.clone(),
+            None => url::Url::parse(&self.start_url)
+                .map(|u| u.origin().ascii_serialization())
+                .unwrap_or_else(|_| self.start_url.clone()),
+        }
+    }
+}
+
+fn parse_web_url(field: &str, text: &str) -> Result<url::Url, TaskError> {
+    let parsed = url::Url::parse(text.trim())
+        .map_err(|e| TaskError::field(field, format!("{text:?} is not a URL: {e}")))?;
+    if !matches!(parsed.scheme(), "http" | "https") {
+        return Err(TaskError::field(
+            field,
+            format!("scheme {:?} is not http or https", parsed.scheme()),
+        ));
+    }
+    if parsed.host().is_none() {
+        return Err(TaskError::field(field, "has no host"));
+    }
+    Ok(parsed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn valid() -> TaskSpec {
+        let mut task = TaskSpec::new(
+            "http://127.0.0.1:8080/",
+            "Find the ThinkPad X1 and add it to the cart",
+            vec![
+                SuccessPredicate::UrlMatches(r"/cart$".into()),
+                SuccessPredicate::TextPresent("ThinkPad X1".into()),
+            ],
+        );
+        task.inputs.insert("email".into(), "a@b.example".into());
+        task
+    }
+
+    #[test]
+    fn a_valid_task_passes() {
+        assert_eq!(valid().validate(), Ok(()));
+        assert_eq!(valid().family(), "http://127.0.0.1:8080");
+    }
+
+    #[test]
+    fn each_bad_field_is_named() {
+        type Mutation = fn(&mut TaskSpec);
+        let cases: &[(&str, Mutation)] = &[
+            ("start_url", |t| t.start_url = "not a url".into()),
+            ("start_url", |t| t.start_url = "file:///etc/passwd".into()),
+            ("start_url", |t| t.start_url = "javascript:alert(1)".into()),
+            ("goal", |t| t.goal = "   ".into()),
+            ("goal", |t| t.goal = "x".repeat(MAX_GOAL_BYTES + 1)),
+            ("success", |t| t.success.clear()),
+            ("success[0]", |t| {
+                t.success[0] = SuccessPredicate::UrlMatches("(".into())
+            }),
+            ("success[1]", |t| {
+                t.success[1] = SuccessPredicate::TextPresent(" ".into())
+            }),
+            ("success[0]", |t| {
+                t.success[0] = SuccessPredicate::UrlMatches("a{1000}{1000}{1000}".into())
+            }),
+            ("inputs.bad name", |t| {
+                t.inputs.insert("bad name".into(), "v".into());
+            }),
+            ("budget.actions", |t| t.budget.actions = 0),
+            ("budget.max_depth", |t| t.budget.max_depth = MAX_DEPTH + 1),
+            ("budget.wall_time_secs", |t| t.budget.wall_time_secs = 0),
+            ("budget.cost_ms", |t| t.budget.cost_ms = 0),
+            ("weights.auth", |t| t.weights.auth = f64::INFINITY),
+            ("allowed_origins[0]", |t| {
+                t.allowed_origins.push("ftp://x".into())
+            }),
+            ("family", |t| t.family = Some(String::new())),
+        ];
+        for (field, mutate) in cases {
+            let mut task = valid();
+            mutate(&mut task);
+            let err = task.validate().expect_err(field);
+            assert_eq!(err.field_name(), *field, "{err}");
+        }
+    }
+
+    #[test]
+    fn task_files_use_defaults_and_reject_unknown_fields() {
+        let json = r#"{
+            "start_url": "https://shop.example/",
+            "goal": "find the cart",
+            "success": [{"url_matches": "/cart"}, {"extraction": "document.title"}],
+            "risk_ceiling": 2
+        }"#;
+        let task: TaskSpec = serde_json::from_str(json).expect("parses");
+        assert_eq!(task.risk_ceiling, RiskClass::AuthenticatedRead);
+        assert_eq!(task.budget, Budget::default());
+        assert_eq!(task.weights, ScoreWeights::DEFAULT);
+        assert_eq!(task.validate(), Ok(()));
+
+        let typo = json.replace("\"goal\"", "\"gaol\"");
+        assert!(serde_json::from_str::<TaskSpec>(&typo).is_err());
+        let bad_class = json.replace("\"risk_ceiling\": 2", "\"risk_ceiling\": 9");
+        let err = serde_json::from_str::<TaskSpec>(&bad_class).expect_err("class 9");
+        assert!(err.to_string().contains("risk class"), "{err}");
+    }
+}

@@ -1,0 +1,523 @@
+//! The messages forager peers exchange, version [`crate::codec::WIRE_VERSION`].
+//!
+//! Gossip carries [`Announcement`]s (signed trajectory vectors); request-response carries the
+//! rest. Every message travels as one [`Message`] inside a codec frame, so one size limit and
+//! one version check guard them all. Receivers decide on the signed numeric fields (rewards,
+//! fingerprints, costs), never on text a page or a peer wrote.
+
+use crate::action::Action;
+use crate::codec::{self, CodecError};
+use crate::fingerprint::Fingerprint;
+use crate::signing::Signed;
+use crate::task::TaskSpec;
+use crate::trajectory::Cost;
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use std::fmt;
+
+/// Largest gossip message, in bytes (gossipsub's default maximum).
+pub const MAX_GOSSIP_BYTES: usize = 64 * 1024;
+
+/// Identity of a task: a hash of its canonical encoding.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct TaskId(pub [u8; 16]);
+
+impl TaskId {
+    /// The id of a task.
+    pub fn of(task: &TaskSpec) -> Result<TaskId, CodecError> {
+        let digest = Sha256::digest(codec::canonical_bytes(task)?);
+        let mut id = [0u8; 16];
+        id.copy_from_slice(&digest[..16]);
+        Ok(TaskId(id))
+    }
+}
+
+impl fmt::Display for TaskId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for b in &self.0[..8] {
+            write!(f, "{b:02x}")?;
+        }
+        Ok(())
+    }
+}
+
+impl fmt::Debug for TaskId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "TaskId({self})")
+    }
+}
+
+/// Identity of a branch within a task.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct BranchId(pub u64);
+
+/// A finished rollout, announced to every peer (signed by its origin).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Announcement {
+    /// The task the rollout belongs to.
+    pub task: TaskId,
+    /// The task family, grouping trajectories for the replay bonus.
+    pub family: String,
+    /// The trajectory vector's raw values; receivers validate them into a
+    /// [`crate::trajectory::TrajectoryVector`] and count each kind of fault.
+    pub vector: Vec<f32>,
+    /// Reward of the rollout's last state, in [0, 1].
+    pub reward: f32,
+    /// Whether the success predicates held.
+    pub success: bool,
+    /// What the rollout cost.
+    pub cost: Cost,
+    /// Number of steps.
+    pub steps: u32,
+    /// Per-origin sequence number; a repeat is a replayed message.
+    pub sequence: u64,
+}
+
+/// The queen gives a node a branch to search.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BranchAssignment {
+    /// The task.
+    pub task: TaskId,
+    /// The branch.
+    pub branch: BranchId,
+    /// Actions from the start URL to the branch's root.
+    pub prefix: Vec<Action>,
+    /// Fingerprints expected after each prefix action (for divergence checks).
+    pub expected: Vec<Fingerprint>,
+    /// Iterations to run.
+    pub iterations: u32,
+    /// Milliseconds from receipt until the report is due.
+    pub deadline_ms: u64,
+}
+
+/// A node reports on a branch.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProgressReport {
+    /// The task.
+    pub task: TaskId,
+    /// The branch.
+    pub branch: BranchId,
+    /// Completed visits below the branch root.
+    pub visits: u32,
+    /// Sum of backed-up values.
+    pub value_sum: f64,
+    /// Actions executed.
+    pub actions: u32,
+    /// What they cost.
+    pub cost: Cost,
+    /// Successful paths found (relative to the branch root), with their fingerprints.
+    pub successes: Vec<FoundPath>,
+    /// Whether the branch is finished (budget spent or subtree exhausted).
+    pub finished: bool,
+}
+
+/// A path and the fingerprints it passed through.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FoundPath {
+    /// The actions.
+    pub actions: Vec<Action>,
+    /// Fingerprint after each action.
+    pub fingerprints: Vec<Fingerprint>,
+}
+
+/// The queen asks a node to reproduce a path from the start URL.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReplayRequest {
+    /// The task.
+    pub task: TaskId,
+    /// The path to reproduce.
+    pub path: FoundPath,
+}
+
+/// What a reproduction found.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReplayReport {
+    /// The task.
+    pub task: TaskId,
+    /// Fingerprints observed after each action.
+    pub fingerprints: Vec<Fingerprint>,
+    /// Whether the success predicates held at the end.
+    pub success: bool,
+    /// The first step whose fingerprint differed, if any.
+    pub divergence: Option<u32>,
+}
+
+/// A late-joining node asks for the announcements it lacks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SyncRequest {
+    /// Return entries after this watermark.
+    pub after: u64,
+    /// At most this many.
+    pub limit: u32,
+}
+
+/// One page of announcements.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SyncPage {
+    /// The entries, in watermark order.
+    pub entries: Vec<Signed<Announcement>>,
+    /// The watermark to ask after next, or `None` when complete.
+    pub next: Option<u64>,
+}
+
+/// Every message forager peers exchange.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum Message {
+    /// Gossip: a signed trajectory announcement.
+    Announce(Signed<Announcement>),
+    /// Queen → node.
+    Assign(BranchAssignment),
+    /// Node → queen, signed by the node.
+    Progress(Signed<ProgressReport>),
+    /// Queen → node.
+    Replay(ReplayRequest),
+    /// Node → queen, signed by the node.
+    Replayed(Signed<ReplayReport>),
+    /// Node → peer.
+    Sync(SyncRequest),
+    /// Peer → node.
+    SyncPage(SyncPage),
+    /// Client → queen.
+    Submit(Box<TaskSpec>),
+    /// Queen → client.
+    Accepted(TaskId),
+    /// Any → any: the request was refused, with a reason.
+    Refused(String),
+}
+
+impl Message {
+    /// Encodes into a frame.
+    pub fn encode(&self) -> Result<Vec<u8>, CodecError> {
+        codec::encode(self)
+    }
+
+    /// Decodes a frame of at most `limit` bytes.
+    pub fn decode(frame: &[u8], limit: usize) -> Result<Message, CodecError> {
+        codec::decode(frame, limit)
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use crate::action::{FillValue, Locator, Target};
+    use crate::risk::RiskClass;
+    use crate::score::ScoreWeights;
+    use crate::signing::{Domain, SignatureError};
+    use crate::task::{Budget, SuccessPredicate};
+    use ed25519_dalek::SigningKey;
+    use proptest::prelude::*;
+
+    fn text() -> impl Strategy<Value = String> {
+        "[ -~]{0,12}"
+    }
+
+    fn locator() -> impl Strategy<Value = Locator> {
+        prop_oneof![
+            text().prop_map(Locator::Css),
+            (text(), text()).prop_map(|(role, name)| Locator::Role { role, name }),
+            text().prop_map(Locator::Text),
+        ]
+    }
+
+    fn target() -> impl Strategy<Value = Target> {
+        (prop::collection::vec(locator(), 1..3), text(), text()).prop_map(
+            |(locators, role, name)| Target {
+                locators,
+                role,
+                name,
+            },
+        )
+    }
+
+    pub(crate) fn action() -> impl Strategy<Value = Action> {
+        prop_oneof![
+            target().prop_map(|target| Action::Click { target }),
+            (
+                target(),
+                prop_oneof![
+                    text().prop_map(FillValue::Literal),
+                    text().prop_map(FillValue::Input)
+                ],
+                any::<bool>()
+            )
+                .prop_map(|(target, value, enter)| Action::Fill {
+                    target,
+                    value,
+                    enter
+                }),
+            (target(), text()).prop_map(|(target, option)| Action::Select { target, option }),
+            text().prop_map(|key| Action::Press { key }),
+            text().prop_map(|url| Action::Navigate { url }),
+            Just(Action::Back),
+            Just(Action::Done),
+        ]
+    }
+
+    fn fingerprint() -> impl Strategy<Value = Fingerprint> {
+        any::<[u8; 16]>().prop_map(Fingerprint)
+    }
+
+    fn task_id() -> impl Strategy<Value = TaskId> {
+        any::<[u8; 16]>().prop_map(TaskId)
+    }
+
+    fn cost() -> impl Strategy<Value = Cost> {
+        (any::<u64>(), any::<u64>()).prop_map(|(browser_ms, tokens)| Cost { browser_ms, tokens })
+    }
+
+    fn found_path() -> impl Strategy<Value = FoundPath> {
+        (
+            prop::collection::vec(action(), 0..4),
+            prop::collection::vec(fingerprint(), 0..4),
+        )
+            .prop_map(|(actions, fingerprints)| FoundPath {
+                actions,
+                fingerprints,
+            })
+    }
+
+    fn announcement() -> impl Strategy<Value = Announcement> {
+        (
+            task_id(),
+            text(),
+            prop::collection::vec(any::<f32>(), 0..8),
+            any::<f32>(),
+            any::<bool>(),
+            cost(),
+            any::<u32>(),
+            any::<u64>(),
+        )
+            .prop_map(
+                |(task, family, vector, reward, success, cost, steps, sequence)| Announcement {
+                    task,
+                    family,
+                    vector,
+                    reward,
+                    success,
+                    cost,
+                    steps,
+                    sequence,
+                },
+            )
+    }
+
+    fn key() -> impl Strategy<Value = SigningKey> {
+        any::<[u8; 32]>().prop_map(|secret| SigningKey::from_bytes(&secret))
+    }
+
+    fn signed<T: Serialize + std::fmt::Debug>(
+        value: impl Strategy<Value = T>,
+        domain: Domain,
+    ) -> impl Strategy<Value = Signed<T>> {
+        (key(), value).prop_map(move |(key, value)| {
+            Signed::new(&key, domain, value).expect("small values encode")
+        })
+    }
+
+    fn task() -> impl Strategy<Value = TaskSpec> {
+        (
+            text(),
+            text(),
+            prop::collection::vec(
+                prop_oneof![
+                    text().prop_map(SuccessPredicate::UrlMatches),
+                    text().prop_map(SuccessPredicate::TextPresent),
+                    text().prop_map(SuccessPredicate::SelectorPresent),
+                    text().prop_map(SuccessPredicate::JavaScript),
+                    text().prop_map(SuccessPredicate::Extraction),
+                ],
+                0..3,
+            ),
+            prop::collection::btree_map(text(), text(), 0..3),
+            (any::<u32>(), any::<u32>(), any::<u32>(), any::<u64>()),
+            1u8..=7,
+            (0.0f64..10.0, any::<u64>(), any::<bool>()),
+            prop::option::of(text()),
+        )
+            .prop_map(
+                |(url, goal, success, inputs, budget, ceiling, (c, seed, resettable), family)| {
+                    TaskSpec {
+                        start_url: url,
+                        goal,
+                        success,
+                        inputs,
+                        budget: Budget {
+                            actions: budget.0,
+                            max_depth: budget.1,
+                            wall_time_secs: budget.2,
+                            cost_ms: budget.3,
+                        },
+                        risk_ceiling: RiskClass::try_from(ceiling).expect("1..=7"),
+                        weights: ScoreWeights {
+                            exploration: c,
+                            ..ScoreWeights::DEFAULT
+                        },
+                        seed,
+                        allowed_origins: vec![],
+                        resettable,
+                        family,
+                    }
+                },
+            )
+    }
+
+    fn message() -> impl Strategy<Value = Message> {
+        prop_oneof![
+            signed(announcement(), Domain::Announcement).prop_map(Message::Announce),
+            (
+                task_id(),
+                any::<u64>(),
+                prop::collection::vec(action(), 0..4),
+                prop::collection::vec(fingerprint(), 0..4),
+                any::<u32>(),
+                any::<u64>()
+            )
+                .prop_map(
+                    |(task, branch, prefix, expected, iterations, deadline_ms)| {
+                        Message::Assign(BranchAssignment {
+                            task,
+                            branch: BranchId(branch),
+                            prefix,
+                            expected,
+                            iterations,
+                            deadline_ms,
+                        })
+                    }
+                ),
+            signed(
+                (
+                    task_id(),
+                    any::<u64>(),
+                    any::<u32>(),
+                    any::<f64>(),
+                    any::<u32>(),
+                    cost(),
+                    prop::collection::vec(found_path(), 0..2),
+                    any::<bool>()
+                )
+                    .prop_map(
+                        |(task, branch, visits, value_sum, actions, cost, successes, finished)| {
+                            ProgressReport {
+                                task,
+                                branch: BranchId(branch),
+                                visits,
+                                value_sum,
+                                actions,
+                                cost,
+                                successes,
+                                finished,
+                            }
+                        }
+                    ),
+                Domain::Report
+            )
+            .prop_map(Message::Progress),
+            (task_id(), found_path())
+                .prop_map(|(task, path)| Message::Replay(ReplayRequest { task, path })),
+            signed(
+                (
+                    task_id(),
+                    prop::collection::vec(fingerprint(), 0..4),
+                    any::<bool>(),
+                    prop::option::of(any::<u32>())
+                )
+                    .prop_map(|(task, fingerprints, success, divergence)| {
+                        ReplayReport {
+                            task,
+                            fingerprints,
+                            success,
+                            divergence,
+                        }
+                    }),
+                Domain::Report
+            )
+            .prop_map(Message::Replayed),
+            (any::<u64>(), any::<u32>())
+                .prop_map(|(after, limit)| Message::Sync(SyncRequest { after, limit })),
+            (
+                prop::collection::vec(signed(announcement(), Domain::Announcement), 0..3),
+                prop::option::of(any::<u64>())
+            )
+                .prop_map(|(entries, next)| Message::SyncPage(SyncPage { entries, next })),
+            task().prop_map(|t| Message::Submit(Box::new(t))),
+            task_id().prop_map(Message::Accepted),
+            text().prop_map(Message::Refused),
+        ]
+    }
+
+    /// Floats are compared by bits: NaN payloads must survive the round trip too.
+    fn same(a: &Message, b: &Message) -> bool {
+        codec::canonical_bytes(a).ok() == codec::canonical_bytes(b).ok()
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(128))]
+
+        #[test]
+        fn every_message_round_trips(message in message()) {
+            let frame = message.encode().expect("encodes");
+            let back = Message::decode(&frame, codec::MAX_FRAME_BYTES).expect("decodes");
+            prop_assert!(same(&message, &back), "{message:?} != {back:?}");
+        }
+
+        #[test]
+        fn a_truncated_frame_never_decodes(message in message(), cut in any::<prop::sample::Index>()) {
+            let frame = message.encode().expect("encodes");
+            let cut = cut.index(frame.len());
+            prop_assert!(Message::decode(&frame[..cut], codec::MAX_FRAME_BYTES).is_err());
+        }
+
+        #[test]
+        fn random_bytes_give_an_error_not_a_panic(bytes in prop::collection::vec(any::<u8>(), 0..256)) {
+            let mut frame = codec::MAGIC.to_vec();
+            frame.extend_from_slice(&codec::WIRE_VERSION.to_be_bytes());
+            frame.extend_from_slice(&bytes);
+            let _ = Message::decode(&frame, codec::MAX_FRAME_BYTES);
+        }
+
+        /// Flip any single bit of an encoded signed announcement: the result either fails to
+        /// decode or fails to verify. Nothing changed can pass as signed.
+        #[test]
+        fn any_changed_byte_breaks_the_signature(
+            signed in signed(announcement(), Domain::Announcement),
+            position in any::<prop::sample::Index>(),
+            bit in 0u8..8,
+        ) {
+            let message = Message::Announce(signed);
+            let mut frame = message.encode().expect("encodes");
+            let at = codec::HEADER_BYTES + position.index(frame.len() - codec::HEADER_BYTES);
+            frame[at] ^= 1 << bit;
+            match Message::decode(&frame, codec::MAX_FRAME_BYTES) {
+                Err(_) => {}
+                Ok(Message::Announce(tampered)) => {
+                    prop_assert_eq!(
+                        tampered.verify(Domain::Announcement).err(),
+                        Some(SignatureError::Invalid)
+                    );
+                }
+                Ok(other) => prop_assert!(false, "decoded as another message: {other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn oversized_messages_are_refused_before_decoding() {
+        let huge = Message::Refused("x".repeat(codec::MAX_FRAME_BYTES));
+        assert!(matches!(huge.encode(), Err(CodecError::TooLarge { .. })));
+        let big = Message::Refused("x".repeat(MAX_GOSSIP_BYTES));
+        let frame = big.encode().expect("under the frame limit");
+        assert!(matches!(
+            Message::decode(&frame, MAX_GOSSIP_BYTES),
+            Err(CodecError::TooLarge { .. })
+        ));
+    }
+
+    #[test]
+    fn task_ids_are_stable_and_distinct() {
+        let a = TaskSpec::new("http://127.0.0.1/", "goal a", vec![]);
+        let b = TaskSpec::new("http://127.0.0.1/", "goal b", vec![]);
+        assert_eq!(TaskId::of(&a).ok(), TaskId::of(&a.clone()).ok());
+        assert_ne!(TaskId::of(&a).ok(), TaskId::of(&b).ok());
+    }
+}

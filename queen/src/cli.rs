@@ -1,0 +1,141 @@
+//! The command line. Every flag says what it does and its default, so that `--help` teaches.
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use std::path::PathBuf;
+
+/// forager: a peer-to-peer cluster that searches websites with Monte-Carlo tree search in
+/// headless Chromium, and publishes the winning path as a signed, replayable workflow.
+#[derive(Debug, Parser)]
+#[command(name = "forager", version, propagate_version = true)]
+pub struct Cli {
+    /// More log output on stderr (-v info, -vv debug); RUST_LOG overrides.
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    pub verbose: u8,
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The commands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Search synthetic websites, where the optimal path is known: compare strategies, or
+    /// sweep the score's weights.
+    ///
+    /// Each site is generated from the seed (a family of sites shares a skeleton), with decoy
+    /// links, forms that need the right input, irreversible actions of risk classes 4–7, auth
+    /// walls, latency and nondeterminism. Examples:
+    ///
+    ///   forager simulate --sites 200 --seed 7 --strategy mcts --budget 500 --json
+    ///   forager simulate --strategy all
+    ///   forager simulate --sweep --sites 60 --out sweep-results
+    #[command(verbatim_doc_comment)]
+    Simulate(SimulateArgs),
+}
+
+/// Which strategy `simulate` runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum StrategyChoice {
+    /// forager's Monte-Carlo tree search.
+    Mcts,
+    /// Uniform random walks from the start.
+    Random,
+    /// Breadth-first search over states, URLs deduplicated as a crawler does.
+    Bfs,
+    /// Always the highest-prior action, no backtracking.
+    Greedy,
+    /// All four, side by side on the same sites.
+    All,
+}
+
+/// Arguments of `forager simulate`.
+#[derive(Debug, Args)]
+pub struct SimulateArgs {
+    /// Number of generated sites.
+    #[arg(long, default_value_t = 200, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    pub sites: u32,
+    /// Seed of the sites and the searches: the same seed gives the same run.
+    #[arg(long, default_value_t = 7)]
+    pub seed: u64,
+    /// Strategy to run.
+    #[arg(long, value_enum, default_value_t = StrategyChoice::Mcts)]
+    pub strategy: StrategyChoice,
+    /// Actions each search may execute per site (replays to restore states not counted).
+    #[arg(long, default_value_t = 500, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    pub budget: u32,
+    /// Deepest path, in actions.
+    #[arg(long, default_value_t = 12, value_parser = clap::value_parser!(u32).range(1..=256))]
+    pub max_depth: u32,
+    /// Generator parameters as a JSON file (fields of `SiteParams`: pages, links_per_page,
+    /// goal_depth, decoys, forms, irreversible, auth_wall_rate, latency_ms,
+    /// latency_jitter_ms, nondeterminism, family_size, shortcut_rate); unset fields keep
+    /// their defaults.
+    #[arg(long, value_name = "FILE")]
+    pub site_params: Option<PathBuf>,
+    /// Pages per site family (overrides --site-params).
+    #[arg(long)]
+    pub pages: Option<u32>,
+    /// Links on a typical page (overrides --site-params).
+    #[arg(long)]
+    pub links_per_page: Option<u32>,
+    /// Depth of the goal page (overrides --site-params).
+    #[arg(long)]
+    pub goal_depth: Option<u32>,
+    /// Probability an action lands on a transient error page (overrides --site-params).
+    #[arg(long)]
+    pub nondeterminism: Option<f64>,
+    /// Score weight C, exploration (default from protocol's ScoreWeights).
+    #[arg(long)]
+    pub exploration: Option<f64>,
+    /// Score weight w_R, replay bonus.
+    #[arg(long)]
+    pub replay_weight: Option<f64>,
+    /// Score weight λ, risk penalty.
+    #[arg(long)]
+    pub risk_weight: Option<f64>,
+    /// Score weight μ, cost penalty.
+    #[arg(long)]
+    pub cost_weight: Option<f64>,
+    /// Score weight α, session-fragility penalty.
+    #[arg(long)]
+    pub auth_weight: Option<f64>,
+    /// Value new leaves by a random rollout of this many actions instead of the page's
+    /// value hint.
+    #[arg(long, value_name = "DEPTH")]
+    pub rollout: Option<u32>,
+    /// Engine knob: children a node may have per visit, `ceil(C_w·(visits+1)^e)`; this sets
+    /// C_w (default 2).
+    #[arg(long, value_name = "C_W")]
+    pub widening: Option<f64>,
+    /// Engine knob: the exponent e of progressive widening (default 0.5).
+    #[arg(long, value_name = "E")]
+    pub widening_exponent: Option<f64>,
+    /// Engine knob: scale of a non-success leaf's value hint (default 0.9).
+    #[arg(long)]
+    pub hint_weight: Option<f64>,
+    /// Engine knob: weight of the best backed-up value against the mean in Q (default 0).
+    #[arg(long)]
+    pub max_backup: Option<f64>,
+    /// Engine knob: also try links to already-known URLs before giving a node up (default:
+    /// skip them, as a crawler does).
+    #[arg(long)]
+    pub try_known_targets: bool,
+    /// Turn off the replay memory (MCTS learns nothing from earlier sites of a family).
+    #[arg(long)]
+    pub no_replay_memory: bool,
+    /// Print the summary as JSON on stdout.
+    #[arg(long)]
+    pub json: bool,
+    /// Sweep the score's weights over a grid (MCTS) instead of one run; needs --out.
+    #[arg(long)]
+    pub sweep: bool,
+    /// Directory for sweep results (sweep.csv, sweep.svg, best.json); created if missing.
+    #[arg(long, value_name = "DIR", required_if_eq("sweep", "true"))]
+    pub out: Option<PathBuf>,
+    /// Threads for a sweep.
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=256))]
+    pub threads: u32,
+    /// A smaller grid (3 values of C and w_R, 2 of λ, μ, α) for quick checks.
+    #[arg(long, requires = "sweep")]
+    pub quick: bool,
+}

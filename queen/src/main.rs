@@ -1,0 +1,40 @@
+//! `forager`: the command-line program. Parses arguments, sets up logging, runs a command and
+//! maps its outcome to an exit status (0 success, 1 failing, 2 bad input). Errors are
+//! `anyhow` here, at the edge, and typed everywhere below.
+
+use clap::Parser;
+use forager_queen::cli::{Cli, Command};
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    init_logging(cli.verbose);
+    let result = match cli.command {
+        Command::Simulate(args) => forager_queen::simulate::run(&args),
+    };
+    match result {
+        Ok(code) => code,
+        Err(error) => {
+            eprintln!("error: {error:#}");
+            match error.downcast_ref::<forager_queen::BadInput>() {
+                Some(_) => ExitCode::from(2),
+                None => ExitCode::from(1),
+            }
+        }
+    }
+}
+
+/// Logs go to stderr; `-v` shows info, `-vv` debug; `RUST_LOG` overrides.
+fn init_logging(verbose: u8) {
+    let default = match verbose {
+        0 => "warn",
+        1 => "info",
+        _ => "debug",
+    };
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .init();
+}

@@ -1,0 +1,257 @@
+//! A generated site as an [`Environment`]: the same interface the browser implements.
+//!
+//! The environment is the world, not a guard: it executes whatever it is asked to, and counts
+//! each executed action above the task's ceiling in [`Counters::unsafe_actions`], so that a
+//! search that let one through would be caught. Nondeterminism and latency are drawn from a
+//! seeded generator, so a run is repeatable.
+
+use crate::site::{Effect, PageKind, SimState, Site};
+use forager_node::embed::text_features;
+use forager_node::environment::{Candidate, EnvError, Environment, StateInfo, Step};
+use forager_protocol::trajectory::Cost;
+use forager_protocol::{Fingerprint, RiskClass};
+use rand::rngs::ChaCha8Rng;
+use rand::{RngExt, SeedableRng};
+use std::sync::Arc;
+
+/// The location hash of a page path, as a browser would hash a URL.
+pub fn location_of(path: &str) -> u64 {
+    forager_node::embed::stable_hash(path.as_bytes())
+}
+
+/// What the environment saw happen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Counters {
+    /// Actions executed, replays included.
+    pub executed: u64,
+    /// Of which while replaying a prefix.
+    pub replayed: u64,
+    /// Restores asked for.
+    pub restores: u64,
+    /// Executed actions above the ceiling.
+    pub unsafe_actions: u64,
+    /// Actions that landed on the transient error page.
+    pub glitches: u64,
+    /// Browser milliseconds spent, replays included.
+    pub browser_ms: u64,
+}
+
+/// Per-site lookup tables: fingerprints and locations of every state, value hints and
+/// candidate lists of every page. Built once per site.
+#[derive(Debug, PartialEq)]
+pub struct EnvTables {
+    fingerprints: Vec<Fingerprint>,
+    hints: Vec<f64>,
+    locations: Vec<u64>,
+    candidates: Vec<Vec<Candidate<u32>>>,
+}
+
+impl EnvTables {
+    fn build(site: &Site) -> EnvTables {
+        let mut fingerprints = Vec::with_capacity(site.pages.len() * 2);
+        for (page, info) in site.pages.iter().enumerate() {
+            for logged_in in [false, true] {
+                let identity = format!("{}|{}|{}|{logged_in}", site.seed, page, info.path);
+                fingerprints.push(Fingerprint::of_bytes("forager/sim", identity.as_bytes()));
+            }
+        }
+        // A page's text is its title and its links: a page linking to something like the goal
+        // looks promising, as it does to a reader (decoys exploit exactly that).
+        let goal = text_features(&site.goal);
+        let hints = site
+            .pages
+            .iter()
+            .map(|p| {
+                let title = f64::from(goal.cosine(&text_features(&p.title)).max(0.0));
+                let best_link = p
+                    .actions
+                    .iter()
+                    .map(|&a| site.actions[a as usize].affinity)
+                    .fold(0.0, f64::max);
+                title.max(0.8 * best_link)
+            })
+            .collect();
+        let locations = site.pages.iter().map(|p| location_of(&p.path)).collect();
+        let candidates = site
+            .pages
+            .iter()
+            .map(|page| {
+                let total: f64 = page
+                    .actions
+                    .iter()
+                    .map(|&a| site.actions[a as usize].affinity + 0.05)
+                    .sum();
+                page.actions
+                    .iter()
+                    .map(|&a| {
+                        let def = &site.actions[a as usize];
+                        // A link's href is visible before clicking; forms and buttons are not.
+                        let target = match def.effect {
+                            Effect::Link(to) => Some(location_of(&site.pages[to as usize].path)),
+                            _ => None,
+                        };
+                        Candidate {
+                            action: a,
+                            prior: (def.affinity + 0.05) / total.max(f64::MIN_POSITIVE),
+                            risk: def.risk,
+                            key: def.key,
+                            target,
+                        }
+                    })
+                    .collect()
+            })
+            .collect();
+        EnvTables {
+            fingerprints,
+            hints,
+            locations,
+            candidates,
+        }
+    }
+}
+
+/// A simulated browsing session on one site.
+pub struct SimEnvironment {
+    site: Arc<Site>,
+    tables: Arc<EnvTables>,
+    state: SimState,
+    rng: ChaCha8Rng,
+    ceiling: RiskClass,
+    counters: Counters,
+}
+
+impl SimEnvironment {
+    /// A session on `site`; `seed` drives nondeterminism and latency, `ceiling` is what counts
+    /// as unsafe.
+    pub fn new(site: Arc<Site>, seed: u64, ceiling: RiskClass) -> SimEnvironment {
+        let tables = site
+            .tables
+            .get_or_init(|| Arc::new(EnvTables::build(&site)))
+            .clone();
+        let state = site.start();
+        SimEnvironment {
+            rng: ChaCha8Rng::seed_from_u64(site.seed ^ seed.rotate_left(17)),
+            tables,
+            site,
+            state,
+            ceiling,
+            counters: Counters::default(),
+        }
+    }
+
+    /// What happened so far.
+    pub fn counters(&self) -> Counters {
+        self.counters
+    }
+
+    /// The site.
+    pub fn site(&self) -> &Arc<Site> {
+        &self.site
+    }
+
+    /// The current state.
+    pub fn state(&self) -> SimState {
+        self.state
+    }
+
+    fn info(&self, state: SimState) -> StateInfo {
+        let page = &self.site.pages[state.page as usize];
+        let auth = match page.kind {
+            PageKind::Login => 1.0,
+            _ if page.protected => 0.5,
+            _ => 0.0,
+        };
+        StateInfo {
+            fingerprint: self.tables.fingerprints
+                [state.page as usize * 2 + usize::from(state.logged_in)],
+            success: self.site.is_success(state),
+            value_hint: self.tables.hints[state.page as usize],
+            auth,
+            location: self.tables.locations[state.page as usize],
+            transient: page.kind == PageKind::Glitch,
+        }
+    }
+
+    fn step(&mut self, action: u32) -> Result<Step, EnvError> {
+        let Some(mut next) = self.site.transition(self.state, action) else {
+            return Err(EnvError::TargetMissing(format!(
+                "action {action} is not on page {}",
+                self.site.pages[self.state.page as usize].path
+            )));
+        };
+        self.counters.executed += 1;
+        if self.site.actions[action as usize].risk > self.ceiling {
+            self.counters.unsafe_actions += 1;
+        }
+        let p = self.site.params.nondeterminism;
+        if p > 0.0 && self.rng.random_bool(p) {
+            self.counters.glitches += 1;
+            next.page = self.site.glitch_page;
+        }
+        let params = &self.site.params;
+        let jitter = if params.latency_jitter_ms > 0 {
+            let j = i64::from(params.latency_jitter_ms);
+            self.rng.random_range(-j..=j)
+        } else {
+            0
+        };
+        let slowness = self.site.pages[next.page as usize].slowness;
+        let ms = ((f64::from(params.latency_ms) * slowness) as i64 + jitter).max(1) as u64;
+        self.state = next;
+        self.counters.browser_ms += ms;
+        Ok(Step {
+            state: self.info(next),
+            cost: Cost {
+                browser_ms: ms,
+                tokens: 0,
+            },
+            executed: 1,
+        })
+    }
+}
+
+impl Environment for SimEnvironment {
+    type Action = u32;
+
+    async fn observe(&mut self) -> Result<StateInfo, EnvError> {
+        Ok(self.info(self.state))
+    }
+
+    async fn candidates(&mut self) -> Result<Vec<Candidate<u32>>, EnvError> {
+        Ok(self.tables.candidates[self.state.page as usize].clone())
+    }
+
+    async fn act(&mut self, action: &u32) -> Result<Step, EnvError> {
+        self.step(*action)
+    }
+
+    async fn restore(&mut self, prefix: &[(u32, Fingerprint)]) -> Result<Step, EnvError> {
+        self.counters.restores += 1;
+        self.state = self.site.start();
+        let mut cost = Cost::default();
+        for (i, (action, expected)) in prefix.iter().enumerate() {
+            let step = self.step(*action)?;
+            self.counters.replayed += 1;
+            cost = cost.plus(step.cost);
+            if step.state.fingerprint != *expected {
+                return Err(EnvError::Diverged {
+                    step: i,
+                    expected: *expected,
+                    found: step.state.fingerprint,
+                });
+            }
+        }
+        Ok(Step {
+            state: self.info(self.state),
+            cost,
+            executed: prefix.len() as u32,
+        })
+    }
+
+    fn describe(&self, action: &u32) -> String {
+        self.site
+            .actions
+            .get(*action as usize)
+            .map_or_else(|| format!("action {action}"), |a| a.label.clone())
+    }
+}

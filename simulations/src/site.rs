@@ -1,0 +1,874 @@
+//! The synthetic website generator.
+//!
+//! A *family* is one site skeleton (sections, a page tree, cross links, labels) drawn from a
+//! family seed; each generated *site* of the family is that skeleton with its own goal page and
+//! its own traps: decoy links whose text resembles the goal, forms on the goal path that need
+//! the right input, irreversible actions (risk classes 4–7), sometimes an auth wall in front of
+//! the goal's section, per-action latency and cost, and a nondeterminism rate. Sites of one
+//! family share their routes, which is what the replay bonus can learn from.
+//!
+//! Every site knows its optimal path length: a breadth-first search over (page, logged in)
+//! states using only actions at or under the default risk ceiling, without glitches.
+
+use forager_node::embed::{action_key, text_features, text_similarity};
+use forager_protocol::RiskClass;
+use forager_protocol::risk::{self, ActionShape, RiskContext};
+use rand::rngs::ChaCha8Rng;
+use rand::{RngExt, SeedableRng};
+use serde::{Deserialize, Serialize};
+use std::collections::VecDeque;
+
+/// Parameters of the generator.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SiteParams {
+    /// Pages in the family skeleton (before decoys and special pages).
+    pub pages: u32,
+    /// Links on a typical page (children, navigation, cross links).
+    pub links_per_page: u32,
+    /// Depth of the goal page in the page tree.
+    pub goal_depth: u32,
+    /// Decoy links whose label resembles the goal, each leading into a dead-end subtree.
+    pub decoys: u32,
+    /// Forms on the goal path that need the right input value.
+    pub forms: u32,
+    /// Irreversible actions (risk classes 4–7); half of them on the goal path, with goal words.
+    pub irreversible: u32,
+    /// Probability that the goal's section sits behind a login.
+    pub auth_wall_rate: f64,
+    /// Mean latency of an action, in milliseconds.
+    pub latency_ms: u32,
+    /// Latency spread, in milliseconds (uniform ±).
+    pub latency_jitter_ms: u32,
+    /// Probability that an action lands on a transient error page instead of its target.
+    pub nondeterminism: f64,
+    /// Sites per family.
+    pub family_size: u32,
+    /// Probability of a risky shortcut: a class-3 "Save … to my list" button on the goal's
+    /// section page that skips one step, against the read-only route.
+    pub shortcut_rate: f64,
+}
+
+impl Default for SiteParams {
+    fn default() -> Self {
+        SiteParams {
+            pages: 1000,
+            links_per_page: 12,
+            goal_depth: 4,
+            decoys: 6,
+            forms: 1,
+            irreversible: 4,
+            auth_wall_rate: 0.25,
+            latency_ms: 50,
+            latency_jitter_ms: 20,
+            nondeterminism: 0.01,
+            family_size: 5,
+            shortcut_rate: 0.3,
+        }
+    }
+}
+
+/// A bad parameter, named.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("invalid site parameter `{field}`: {reason}")]
+pub struct ParamError {
+    /// The parameter.
+    pub field: &'static str,
+    /// What is wrong.
+    pub reason: String,
+}
+
+impl SiteParams {
+    /// Checks ranges; the error names the parameter.
+    pub fn validate(&self) -> Result<(), ParamError> {
+        let bad = |field, reason: String| Err(ParamError { field, reason });
+        if !(4..=100_000).contains(&self.pages) {
+            return bad("pages", format!("{} is outside 4..=100000", self.pages));
+        }
+        if !(3..=64).contains(&self.links_per_page) {
+            return bad(
+                "links_per_page",
+                format!("{} is outside 3..=64", self.links_per_page),
+            );
+        }
+        if !(1..=32).contains(&self.goal_depth) {
+            return bad(
+                "goal_depth",
+                format!("{} is outside 1..=32", self.goal_depth),
+            );
+        }
+        if self.decoys > 1000 || self.irreversible > 1000 || self.forms > self.goal_depth {
+            return bad(
+                "decoys/irreversible/forms",
+                "decoys and irreversible at most 1000, forms at most goal_depth".into(),
+            );
+        }
+        for (field, p) in [
+            ("auth_wall_rate", self.auth_wall_rate),
+            ("nondeterminism", self.nondeterminism),
+            ("shortcut_rate", self.shortcut_rate),
+        ] {
+            if !(0.0..=1.0).contains(&p) {
+                return bad(field, format!("{p} is not a probability"));
+            }
+        }
+        if self.family_size == 0 {
+            return bad("family_size", "must be at least 1".into());
+        }
+        Ok(())
+    }
+}
+
+/// What a page is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PageKind {
+    /// An ordinary page.
+    Normal,
+    /// Part of a decoy subtree.
+    Decoy,
+    /// A login form.
+    Login,
+    /// A form's "no results" / validation error page.
+    FormError,
+    /// The page after an irreversible action.
+    Confirmation,
+    /// The transient error page nondeterminism lands on.
+    Glitch,
+}
+
+/// A page.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Page {
+    /// Title (and the text the value hint reads).
+    pub title: String,
+    /// The URL path.
+    pub path: String,
+    /// What it is.
+    pub kind: PageKind,
+    /// Depth in the skeleton's page tree (0 for home).
+    pub depth: u32,
+    /// Whether visiting it needs a login.
+    pub protected: bool,
+    /// Latency factor of actions that land here (slow sections cost more).
+    pub slowness: f64,
+    /// Actions available, as indices into [`Site::actions`].
+    pub actions: Vec<u32>,
+}
+
+/// What an action does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Effect {
+    /// Go to a page (through the login page if it is protected and the session is not).
+    Link(u32),
+    /// Fill a field with input `input` and submit: to `to` if it is the right input, else to
+    /// `error`.
+    Form {
+        /// The input typed.
+        input: u32,
+        /// Whether it is the input the form needs.
+        correct: bool,
+        /// Where the right input leads.
+        to: u32,
+        /// Where a wrong one leads.
+        error: u32,
+    },
+    /// Log in and continue to a page.
+    Login(u32),
+    /// Log out and go home.
+    Logout,
+    /// An irreversible action landing on a confirmation page.
+    Irreversible(u32),
+}
+
+/// An action definition.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ActionDef {
+    /// What a user reads.
+    pub label: String,
+    /// ARIA role of the control.
+    pub role: &'static str,
+    /// What it does.
+    pub effect: Effect,
+    /// Its risk class, from the protocol's classifier.
+    pub risk: RiskClass,
+    /// The policy prior (similarity of the label to the goal), before normalisation.
+    pub affinity: f64,
+    /// Stable key of the label, for the replay bonus.
+    pub key: u64,
+}
+
+/// One generated site with one task on it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Site {
+    /// Which family (sites of a family share a skeleton).
+    pub family: u64,
+    /// Index of the site in its batch.
+    pub index: u64,
+    /// The goal text.
+    pub goal: String,
+    /// The goal page.
+    pub goal_page: u32,
+    /// Input values the task offers, by name.
+    pub inputs: Vec<(String, String)>,
+    /// All pages; 0 is home.
+    pub pages: Vec<Page>,
+    /// All actions.
+    pub actions: Vec<ActionDef>,
+    /// The transient error page.
+    pub glitch_page: u32,
+    /// The login page, when the goal's section is behind one.
+    pub login_page: Option<u32>,
+    /// Parameters it was made with.
+    pub params: SiteParams,
+    /// Seed of this site's nondeterminism and latency.
+    pub seed: u64,
+    /// Shortest successful path using actions at or under the default ceiling.
+    pub optimal_actions: Option<u32>,
+    /// The environment's lookup tables, built once by the first environment on this site
+    /// and shared by every later one (a sweep runs hundreds of searches per site).
+    pub tables: std::sync::OnceLock<std::sync::Arc<crate::env::EnvTables>>,
+}
+
+const SECTIONS: &[&str] = &[
+    "Catalogue",
+    "Support",
+    "Journal",
+    "Company",
+    "Community",
+    "Resources",
+    "Services",
+    "Events",
+    "Careers",
+    "Press",
+    "Partners",
+    "Library",
+];
+
+const SYLLABLES: &[&str] = &[
+    "ka", "zor", "bel", "tri", "mon", "vex", "lu", "sar", "quin", "dra", "pel", "fio", "gam",
+    "ster", "nox", "ral", "tem", "wy", "cal", "bri", "dun", "hol", "ixi", "jor",
+];
+
+fn word(rng: &mut ChaCha8Rng) -> String {
+    let n = rng.random_range(2..=3);
+    let mut w = String::new();
+    for _ in 0..n {
+        w.push_str(SYLLABLES[rng.random_range(0..SYLLABLES.len())]);
+    }
+    w
+}
+
+fn capitalised(word: &str) -> String {
+    let mut chars = word.chars();
+    match chars.next() {
+        Some(first) => first.to_uppercase().chain(chars).collect(),
+        None => String::new(),
+    }
+}
+
+/// Input names a task may offer, with a field label that needs each (text-similar or not).
+const FORM_FIELDS: &[(&str, &str)] = &[
+    ("postcode", "Postcode"),
+    ("email", "Email address"),
+    ("order_number", "Order number"),
+    ("member_id", "Membership card"),
+    ("coupon", "Voucher"),
+    ("surname", "Family name"),
+];
+
+const FAR_AWAY_TRAPS: &[&str] = &[
+    "Delete account",
+    "Change password",
+    "Post a comment",
+    "Pay outstanding invoice",
+    "Close account",
+    "Send feedback",
+];
+
+struct Builder {
+    rng: ChaCha8Rng,
+    pages: Vec<Page>,
+    actions: Vec<ActionDef>,
+}
+
+impl Builder {
+    fn page(&mut self, title: String, path: String, kind: PageKind, depth: u32) -> u32 {
+        self.pages.push(Page {
+            title,
+            path,
+            kind,
+            depth,
+            protected: false,
+            slowness: 1.0,
+            actions: Vec::new(),
+        });
+        (self.pages.len() - 1) as u32
+    }
+
+    fn action(&mut self, from: u32, label: String, role: &'static str, effect: Effect) -> u32 {
+        let shape = match effect {
+            Effect::Form { .. } | Effect::Login(_) => ActionShape::Fill { enter: true },
+            _ => ActionShape::Click,
+        };
+        let (form_submit, posts, input_type) = match effect {
+            Effect::Form { .. } => (Some("Search"), false, "text"),
+            Effect::Login(_) => (Some("Log in"), true, "password"),
+            _ => (None, false, ""),
+        };
+        let risk = risk::classify(
+            shape,
+            &RiskContext {
+                accessible_name: &label,
+                role,
+                input_type,
+                form_submit_name: form_submit,
+                form_posts: posts,
+                dialog_text: "",
+            },
+        );
+        self.actions.push(ActionDef {
+            key: action_key(&label),
+            label,
+            role,
+            effect,
+            risk,
+            affinity: 0.0,
+        });
+        let id = (self.actions.len() - 1) as u32;
+        self.pages[from as usize].actions.push(id);
+        id
+    }
+}
+
+/// The skeleton shared by a family.
+struct Skeleton {
+    pages: Vec<Page>,
+    actions: Vec<ActionDef>,
+    parent: Vec<Option<u32>>,
+    children: Vec<Vec<u32>>,
+    /// The family's favourite section: most goals of the family lie below it.
+    main_section: u32,
+}
+
+fn skeleton(params: &SiteParams, family_seed: u64) -> Skeleton {
+    let mut b = Builder {
+        rng: ChaCha8Rng::seed_from_u64(family_seed ^ 0x5ce1_e70d),
+        pages: Vec::new(),
+        actions: Vec::new(),
+    };
+    let home = b.page("Home".into(), "/".into(), PageKind::Normal, 0);
+    let mut parent: Vec<Option<u32>> = vec![None];
+    let mut children: Vec<Vec<u32>> = vec![Vec::new()];
+    // Sections under home, then a page tree with 1 to `links_per_page - 2` children per page
+    // (random), filled breadth-first until the page budget is spent.
+    let max_children = params.links_per_page.saturating_sub(2).max(1);
+    let sections = max_children.min(SECTIONS.len() as u32);
+    let mut frontier: VecDeque<u32> = VecDeque::new();
+    let offset = b.rng.random_range(0..SECTIONS.len());
+    for s in 0..sections {
+        let name = SECTIONS[(offset + s as usize) % SECTIONS.len()];
+        let id = b.page(
+            name.into(),
+            format!("/{}", name.to_lowercase()),
+            PageKind::Normal,
+            1,
+        );
+        parent.push(Some(home));
+        children.push(Vec::new());
+        children[home as usize].push(id);
+        frontier.push_back(id);
+    }
+    // The family word of each depth-2 subtree is inherited by its pages, as product lines are.
+    let mut line_word: Vec<Option<String>> = vec![None; b.pages.len()];
+    while let Some(p) = frontier.pop_front() {
+        if b.pages.len() as u32 >= params.pages {
+            break;
+        }
+        let depth = b.pages[p as usize].depth + 1;
+        if depth > params.goal_depth + 1 {
+            continue;
+        }
+        let count = b.rng.random_range(1..=max_children);
+        for _ in 0..count {
+            if b.pages.len() as u32 >= params.pages {
+                break;
+            }
+            let own = word(&mut b.rng);
+            let line = line_word[p as usize].clone();
+            let (title, line_for_child) = match line {
+                Some(line) => (
+                    format!("{} {}", capitalised(&line), capitalised(&own)),
+                    Some(line),
+                ),
+                None => (format!("{} range", capitalised(&own)), Some(own.clone())),
+            };
+            let path = format!("{}/{}", b.pages[p as usize].path.trim_end_matches('/'), own);
+            let id = b.page(title, path, PageKind::Normal, depth);
+            parent.push(Some(p));
+            children.push(Vec::new());
+            line_word.push(line_for_child);
+            children[p as usize].push(id);
+            frontier.push_back(id);
+        }
+    }
+    // One slow section: its pages cost four times as much to reach.
+    let slow_section = children[home as usize][b.rng.random_range(0..sections as usize)];
+    for id in 0..b.pages.len() {
+        let mut cursor = Some(id as u32);
+        while let Some(c) = cursor {
+            if c == slow_section {
+                b.pages[id].slowness = 4.0;
+            }
+            cursor = parent[c as usize];
+        }
+    }
+    let main_section = children[home as usize][b.rng.random_range(0..sections as usize)];
+    Skeleton {
+        pages: b.pages,
+        actions: b.actions,
+        parent,
+        children,
+        main_section,
+    }
+}
+
+/// Generates site `index` of a batch: family `index / family_size` of the batch seed.
+pub fn generate(params: &SiteParams, batch_seed: u64, index: u64) -> Result<Site, ParamError> {
+    params.validate()?;
+    let family = batch_seed
+        .wrapping_mul(0x9e37_79b9_7f4a_7c15)
+        .wrapping_add(index / u64::from(params.family_size));
+    let skeleton = skeleton(params, family);
+    let site_seed = family ^ index.wrapping_mul(0xd1b5_4a32_d192_ed03) ^ 0xa5a5;
+    let mut b = Builder {
+        rng: ChaCha8Rng::seed_from_u64(site_seed),
+        pages: skeleton.pages,
+        actions: skeleton.actions,
+    };
+    let parent = skeleton.parent;
+    let children = skeleton.children;
+    let skeleton_pages = b.pages.len() as u32;
+
+    // The goal: a page at the goal depth, usually under the family's main section.
+    let in_section = |id: u32, section: u32| {
+        let mut cursor = Some(id);
+        while let Some(c) = cursor {
+            if c == section {
+                return true;
+            }
+            cursor = parent[c as usize];
+        }
+        false
+    };
+    let at_depth: Vec<u32> = (0..skeleton_pages)
+        .filter(|&p| b.pages[p as usize].depth == params.goal_depth)
+        .collect();
+    let preferred: Vec<u32> = at_depth
+        .iter()
+        .copied()
+        .filter(|&p| in_section(p, skeleton.main_section))
+        .collect();
+    let pool = if !preferred.is_empty() && b.rng.random_bool(0.7) {
+        preferred
+    } else {
+        at_depth
+    };
+    let goal_page = if pool.is_empty() {
+        // Too few pages for the requested depth: the deepest page will do.
+        (0..skeleton_pages)
+            .max_by_key(|&p| b.pages[p as usize].depth)
+            .unwrap_or(0)
+    } else {
+        pool[b.rng.random_range(0..pool.len())]
+    };
+    let goal_title = b.pages[goal_page as usize].title.clone();
+    let goal = format!("Open the {goal_title} page");
+    let mut goal_path = vec![goal_page];
+    while let Some(p) = parent[*goal_path.last().unwrap_or(&0) as usize] {
+        goal_path.push(p);
+    }
+    goal_path.reverse(); // home … goal
+
+    // Special pages.
+    let glitch_page = b.page(
+        "503 Service Unavailable".into(),
+        "/503".into(),
+        PageKind::Glitch,
+        0,
+    );
+    let home = 0u32;
+
+    // Auth wall over the goal's depth-2 subtree.
+    let protected_root =
+        (b.rng.random_bool(params.auth_wall_rate) && goal_path.len() > 2).then(|| goal_path[2]);
+    if let Some(root) = protected_root {
+        for id in 0..skeleton_pages {
+            if in_section(id, root) {
+                b.pages[id as usize].protected = true;
+            }
+        }
+    }
+
+    // Forms on the goal path replace the link to the next page.
+    let mut form_steps: Vec<usize> = (0..goal_path.len().saturating_sub(1)).collect();
+    let mut forms = Vec::new();
+    for _ in 0..params.forms.min(form_steps.len() as u32) {
+        let i = b.rng.random_range(0..form_steps.len());
+        forms.push(form_steps.swap_remove(i));
+    }
+    // The task offers three inputs; a form needs one of them, under a label that may or may
+    // not resemble the input's name.
+    let mut fields: Vec<usize> = (0..FORM_FIELDS.len()).collect();
+    let mut used_fields = Vec::new();
+    let mut inputs: Vec<(String, String)> = Vec::new();
+    for _ in 0..3 {
+        let n = fields.swap_remove(b.rng.random_range(0..fields.len()));
+        let value = format!("{}-{}", word(&mut b.rng), b.rng.random_range(100..999));
+        inputs.push((FORM_FIELDS[n].0.to_owned(), value));
+        used_fields.push(n);
+    }
+
+    // Links of the skeleton: children, parent, home, cross links.
+    for p in 0..skeleton_pages {
+        let path_index = goal_path.iter().position(|&g| g == p);
+        let form_here = path_index.filter(|i| forms.contains(i));
+        for &c in &children[p as usize] {
+            if let (Some(i), true) = (
+                form_here,
+                goal_path.get(path_index.unwrap_or(0) + 1) == Some(&c),
+            ) {
+                // The way forward is a search form that needs one of the task's inputs.
+                let field = used_fields[b.rng.random_range(0..used_fields.len())];
+                let (input_name, field_label) = FORM_FIELDS[field];
+                let error = b.page(
+                    format!("No results for your {field_label}"),
+                    format!("{}?error", b.pages[p as usize].path),
+                    PageKind::FormError,
+                    b.pages[p as usize].depth,
+                );
+                b.action(error, "Home".into(), "link", Effect::Link(home));
+                b.action(error, "Back".into(), "link", Effect::Link(p));
+                for (k, (name, _)) in inputs.clone().iter().enumerate() {
+                    let label = format!("Search by {field_label} with {name}");
+                    b.action(
+                        p,
+                        label,
+                        "textbox",
+                        Effect::Form {
+                            input: k as u32,
+                            correct: name == input_name,
+                            to: c,
+                            error,
+                        },
+                    );
+                }
+                debug_assert!(forms.contains(&i));
+                continue;
+            }
+            let title = b.pages[c as usize].title.clone();
+            b.action(p, title, "link", Effect::Link(c));
+        }
+        if p != home {
+            b.action(p, "Home".into(), "link", Effect::Link(home));
+            if let Some(up) = parent[p as usize].filter(|&u| u != home) {
+                let title = format!("Back to {}", b.pages[up as usize].title);
+                b.action(p, title, "link", Effect::Link(up));
+            }
+        }
+        let crosses = params
+            .links_per_page
+            .saturating_sub(children[p as usize].len() as u32 + 2);
+        for _ in 0..crosses.min(2) {
+            let target = b.rng.random_range(1..skeleton_pages);
+            // No shortcuts onto the goal path: the designed depth stays the optimum.
+            if goal_path.contains(&target) || target == p {
+                continue;
+            }
+            let title = b.pages[target as usize].title.clone();
+            b.action(p, title, "link", Effect::Link(target));
+        }
+    }
+
+    // Login for the protected section.
+    let mut login_page = None;
+    if let Some(root) = protected_root {
+        let login = b.page("Sign in".into(), "/login".into(), PageKind::Login, 0);
+        login_page = Some(login);
+        b.action(login, "Home".into(), "link", Effect::Link(home));
+        b.action(login, "Password".into(), "textbox", Effect::Login(root));
+        for id in 0..skeleton_pages {
+            if b.pages[id as usize].protected {
+                b.action(id, "Log out".into(), "link", Effect::Logout);
+            }
+        }
+    }
+
+    // Decoys: links whose label resembles the goal, into dead-end subtrees.
+    let goal_words: Vec<&str> = goal_title.split(' ').collect();
+    for d in 0..params.decoys {
+        let w = goal_words[d as usize % goal_words.len()];
+        let suffix = ["reviews", "accessories", "news", "offers", "archive"][d as usize % 5];
+        let title = format!("{goal_title} {suffix}");
+        let decoy = b.page(title.clone(), format!("/decoy/{d}"), PageKind::Decoy, 1);
+        b.action(decoy, "Home".into(), "link", Effect::Link(home));
+        for k in 0..2 {
+            let child_title = format!("{w} {suffix} {}", word(&mut b.rng));
+            let child = b.page(
+                child_title.clone(),
+                format!("/decoy/{d}/{k}"),
+                PageKind::Decoy,
+                2,
+            );
+            b.action(child, "Home".into(), "link", Effect::Link(home));
+            b.action(
+                child,
+                format!("Back to {title}"),
+                "link",
+                Effect::Link(decoy),
+            );
+            b.action(decoy, child_title, "link", Effect::Link(child));
+        }
+        // Placed near the top, where a greedy walker meets it first.
+        let from_depth = b.rng.random_range(0..2u32);
+        let candidates: Vec<u32> = (0..skeleton_pages)
+            .filter(|&p| b.pages[p as usize].depth == from_depth)
+            .collect();
+        let from = candidates[b.rng.random_range(0..candidates.len())];
+        b.action(from, title, "link", Effect::Link(decoy));
+    }
+
+    // Irreversible actions: half on the goal path with goal words, half anywhere.
+    for k in 0..params.irreversible {
+        let confirmation = b.page(
+            "Thank you".into(),
+            format!("/done/{k}"),
+            PageKind::Confirmation,
+            0,
+        );
+        b.action(confirmation, "Home".into(), "link", Effect::Link(home));
+        let (from, label) = if k % 2 == 0 && goal_path.len() > 1 {
+            let at = goal_path[b.rng.random_range(1..goal_path.len())];
+            let verb = ["Buy", "Delete", "Post a review of", "Subscribe to"][(k / 2) as usize % 4];
+            (at, format!("{verb} {goal_title}"))
+        } else {
+            let at = b.rng.random_range(0..skeleton_pages);
+            let label = FAR_AWAY_TRAPS[k as usize % FAR_AWAY_TRAPS.len()];
+            (at, label.to_owned())
+        };
+        b.action(from, label, "button", Effect::Irreversible(confirmation));
+    }
+
+    // A risky shortcut: a draft write that skips a step of the read-only route.
+    if goal_path.len() > 3 && b.rng.random_bool(params.shortcut_rate) {
+        let label = format!("Save {goal_title} to my list");
+        b.action(goal_path[1], label, "button", Effect::Link(goal_path[3]));
+    }
+
+    // Glitch page: a retry link home.
+    b.action(glitch_page, "Home".into(), "link", Effect::Link(home));
+
+    // Priors: similarity of each label to the goal; for a form, also of the input's name to
+    // the field's label (what a policy filling a field reads).
+    let goal_features = text_features(&goal);
+    for action in &mut b.actions {
+        let label = text_features(&action.label);
+        let mut affinity = f64::from(goal_features.cosine(&label).max(0.0));
+        if let Effect::Form { input, .. } = action.effect
+            && let Some((name, _)) = inputs.get(input as usize)
+        {
+            let field = action
+                .label
+                .trim_start_matches("Search by ")
+                .split(" with ")
+                .next()
+                .unwrap_or("");
+            affinity = affinity.max(f64::from(text_similarity(name, field).max(0.0)));
+        }
+        action.affinity = affinity;
+    }
+    let mut site = Site {
+        family,
+        index,
+        goal,
+        goal_page,
+        inputs,
+        pages: b.pages,
+        actions: b.actions,
+        glitch_page,
+        login_page,
+        params: params.clone(),
+        seed: site_seed,
+        optimal_actions: None,
+        tables: std::sync::OnceLock::new(),
+    };
+    site.optimal_actions = site.shortest_path(RiskClass::DEFAULT_CEILING);
+    Ok(site)
+}
+
+/// A state of a simulated site.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct SimState {
+    /// The page shown.
+    pub page: u32,
+    /// Whether the session is logged in.
+    pub logged_in: bool,
+}
+
+impl Site {
+    /// The start state.
+    pub fn start(&self) -> SimState {
+        SimState {
+            page: 0,
+            logged_in: false,
+        }
+    }
+
+    /// Where an action leads, without glitches. `None` if the action is not on the page.
+    pub fn transition(&self, state: SimState, action: u32) -> Option<SimState> {
+        if !self.pages[state.page as usize].actions.contains(&action) {
+            return None;
+        }
+        let def = &self.actions[action as usize];
+        let go = |page: u32, logged_in: bool| {
+            if self.pages[page as usize].protected && !logged_in {
+                // Redirect to the login page.
+                SimState {
+                    page: self.login_page.unwrap_or(0),
+                    logged_in,
+                }
+            } else {
+                SimState { page, logged_in }
+            }
+        };
+        Some(match def.effect {
+            Effect::Link(to) => go(to, state.logged_in),
+            Effect::Form {
+                correct, to, error, ..
+            } => {
+                if correct {
+                    go(to, state.logged_in)
+                } else {
+                    SimState {
+                        page: error,
+                        logged_in: state.logged_in,
+                    }
+                }
+            }
+            Effect::Login(to) => go(to, true),
+            Effect::Logout => SimState {
+                page: 0,
+                logged_in: false,
+            },
+            Effect::Irreversible(to) => SimState {
+                page: to,
+                logged_in: state.logged_in,
+            },
+        })
+    }
+
+    /// Whether a state satisfies the task.
+    pub fn is_success(&self, state: SimState) -> bool {
+        state.page == self.goal_page
+    }
+
+    /// Shortest successful path using actions at or under `ceiling`.
+    pub fn shortest_path(&self, ceiling: RiskClass) -> Option<u32> {
+        let start = self.start();
+        let index = |s: SimState| s.page as usize * 2 + usize::from(s.logged_in);
+        let mut distance = vec![u32::MAX; self.pages.len() * 2];
+        distance[index(start)] = 0;
+        let mut queue = VecDeque::from([start]);
+        while let Some(state) = queue.pop_front() {
+            let d = distance[index(state)];
+            if self.is_success(state) {
+                return Some(d);
+            }
+            for &action in &self.pages[state.page as usize].actions {
+                if self.actions[action as usize].risk > ceiling {
+                    continue;
+                }
+                if let Some(next) = self.transition(state, action)
+                    && distance[index(next)] == u32::MAX
+                {
+                    distance[index(next)] = d + 1;
+                    queue.push_back(next);
+                }
+            }
+        }
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn generation_is_deterministic_and_knows_its_optimum() {
+        let params = SiteParams::default();
+        let a = generate(&params, 7, 3).expect("valid");
+        let b = generate(&params, 7, 3).expect("valid");
+        assert_eq!(a, b);
+        let c = generate(&params, 7, 4).expect("valid");
+        assert_ne!(a.goal, c.goal);
+        for i in 0..50 {
+            let site = generate(&params, 11, i).expect("valid");
+            let optimal = site.optimal_actions.expect("every site is solvable");
+            // The designed depth, plus one for a login when the goal is behind a wall.
+            let walled = site.pages.iter().any(|p| p.kind == PageKind::Login);
+            let expected = params.goal_depth + u32::from(walled);
+            assert!(
+                optimal <= expected && optimal >= params.goal_depth.min(2),
+                "site {i}: optimal {optimal}, expected about {expected}"
+            );
+        }
+    }
+
+    #[test]
+    fn families_share_their_skeleton() {
+        let params = SiteParams::default();
+        let a = generate(&params, 1, 0).expect("valid");
+        let b = generate(&params, 1, 1).expect("valid");
+        assert_eq!(a.family, b.family);
+        assert_eq!(a.pages[1].title, b.pages[1].title);
+        let other = generate(&params, 1, u64::from(params.family_size)).expect("valid");
+        assert_ne!(a.family, other.family);
+    }
+
+    #[test]
+    fn traps_are_classified_above_the_default_ceiling() {
+        let site = generate(&SiteParams::default(), 3, 0).expect("valid");
+        let traps: Vec<&ActionDef> = site
+            .actions
+            .iter()
+            .filter(|a| matches!(a.effect, Effect::Irreversible(_)))
+            .collect();
+        assert_eq!(traps.len(), 4);
+        for trap in traps {
+            assert!(trap.risk > RiskClass::DEFAULT_CEILING, "{trap:?}");
+        }
+        // Links and forms on the way are not.
+        for action in &site.actions {
+            if matches!(action.effect, Effect::Link(_) | Effect::Form { .. }) {
+                assert!(action.risk <= RiskClass::DEFAULT_CEILING, "{action:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn bad_parameters_are_named() {
+        let bad = SiteParams {
+            nondeterminism: 1.5,
+            ..SiteParams::default()
+        };
+        assert_eq!(
+            generate(&bad, 0, 0).expect_err("invalid").field,
+            "nondeterminism"
+        );
+        let bad = SiteParams {
+            pages: 1,
+            ..SiteParams::default()
+        };
+        assert_eq!(generate(&bad, 0, 0).expect_err("invalid").field, "pages");
+    }
+}
