@@ -101,6 +101,10 @@ pub enum EnvError {
         /// The fingerprint found.
         found: Fingerprint,
     },
+    /// Restoring the state would replay a write (risk class 3 or more) on a site that is not
+    /// declared resettable, and no live page is kept at that state.
+    #[error("replay refused: {0}")]
+    ReplayUnsafe(String),
     /// The browser (or whatever backs the environment) died.
     #[error("environment crashed: {0}")]
     Crashed(String),

@@ -9,9 +9,13 @@
 //!   ([`search::run`]) that feeds it from one or more environments.
 //! - [`embed`]: hashed n-gram text embeddings, path sketches and the replay memory behind the
 //!   score's replay bonus.
+//! - [`policy`]: which actions a page offers and their priors (the default, offline policy).
+//! - [`browser`]: headless Chromium as an [`Environment`].
 
+pub mod browser;
 pub mod embed;
 pub mod environment;
+pub mod policy;
 pub mod search;
 
 pub use environment::{Candidate, EnvError, Environment, StateInfo, Step};

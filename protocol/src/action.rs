@@ -55,6 +55,17 @@ pub enum FillValue {
     Input(String),
 }
 
+/// One field of a form fill.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct FieldValue {
+    /// The field.
+    pub target: Target,
+    /// What to put in it: typed into a text field, chosen (by value or label) in a select.
+    pub value: FillValue,
+    /// Whether the field is a select (choose an option) rather than a text field (type).
+    pub select: bool,
+}
+
 /// Something an agent does.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum Action {
@@ -71,6 +82,15 @@ pub enum Action {
         value: FillValue,
         /// Press Enter afterwards.
         enter: bool,
+    },
+    /// Fill several fields of one form, then submit it: click `submit`, or press Enter in the
+    /// last field when there is no submit control. One action, because typing alone changes
+    /// nothing the fingerprint sees (values are transient) and would be pruned as no progress.
+    FillForm {
+        /// The fields, in order.
+        fields: Vec<FieldValue>,
+        /// The submit control, if the form has one.
+        submit: Option<Target>,
     },
     /// Choose an option of a select element.
     Select {
@@ -101,6 +121,10 @@ impl Action {
         match self {
             Action::Click { .. } => ActionShape::Click,
             Action::Fill { enter, .. } => ActionShape::Fill { enter: *enter },
+            Action::FillForm {
+                submit: Some(_), ..
+            } => ActionShape::Click,
+            Action::FillForm { submit: None, .. } => ActionShape::Fill { enter: true },
             Action::Select { .. } => ActionShape::Select,
             Action::Press { key } => ActionShape::Press {
                 enter: key.eq_ignore_ascii_case("enter"),
@@ -117,7 +141,29 @@ impl Action {
             Action::Click { target }
             | Action::Fill { target, .. }
             | Action::Select { target, .. } => Some(target),
+            Action::FillForm {
+                submit: Some(target),
+                ..
+            } => Some(target),
+            Action::FillForm { fields, .. } => fields.last().map(|f| &f.target),
             Action::Press { .. } | Action::Navigate { .. } | Action::Back | Action::Done => None,
+        }
+    }
+
+    /// The task inputs this action needs, by name.
+    pub fn inputs(&self) -> Vec<&str> {
+        fn input(value: &FillValue) -> Option<&str> {
+            match value {
+                FillValue::Input(name) => Some(name.as_str()),
+                FillValue::Literal(_) => None,
+            }
+        }
+        match self {
+            Action::Fill { value, .. } => input(value).into_iter().collect(),
+            Action::FillForm { fields, .. } => {
+                fields.iter().filter_map(|f| input(&f.value)).collect()
+            }
+            _ => Vec::new(),
         }
     }
 
@@ -139,6 +185,24 @@ impl Action {
             }
             Action::Select { target, option } => {
                 format!("select {option:?} in {:?}", target.name)
+            }
+            Action::FillForm { fields, submit } => {
+                let fields: Vec<String> = fields
+                    .iter()
+                    .map(|f| {
+                        let value = match &f.value {
+                            FillValue::Literal(text) => format!("{text:?}"),
+                            FillValue::Input(name) => format!("<input {name}>"),
+                        };
+                        format!("{:?}={value}", f.target.name)
+                    })
+                    .collect();
+                match submit {
+                    Some(submit) => {
+                        format!("fill {} and click {:?}", fields.join(", "), submit.name)
+                    }
+                    None => format!("fill {} + Enter", fields.join(", ")),
+                }
             }
             Action::Press { key } => format!("press {key}"),
             Action::Navigate { url } => format!("navigate {url}"),

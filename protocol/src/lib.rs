@@ -24,12 +24,14 @@ pub mod fingerprint;
 pub mod meaningful;
 pub mod observation;
 pub mod outcome;
+pub mod result;
 pub mod risk;
 pub mod score;
 pub mod signing;
 pub mod submit;
 pub mod task;
 pub mod trajectory;
+pub mod verdict;
 pub mod wire;
 
 pub use action::{Action, FillValue, Locator, Target};

@@ -13,6 +13,17 @@ pub struct FormContext {
     pub submit_name: Option<String>,
     /// Whether the form posts (writes) rather than gets.
     pub posts: bool,
+    /// A CSS selector of the form element, grouping its fields.
+    pub selector: String,
+}
+
+/// An option of a select element.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SelectOption {
+    /// The option's value.
+    pub value: String,
+    /// Its visible label.
+    pub label: String,
 }
 
 /// An element the agent can act on.
@@ -36,6 +47,12 @@ pub struct Element {
     pub locators: Vec<Locator>,
     /// The enclosing form, if any.
     pub form: Option<FormContext>,
+    /// Whether the field is required.
+    pub required: bool,
+    /// Whether the control is disabled.
+    pub disabled: bool,
+    /// For selects, the options.
+    pub options: Vec<SelectOption>,
 }
 
 /// A dialog the page opened.
@@ -64,6 +81,13 @@ pub struct Observation {
     pub console_errors: Vec<String>,
     /// Dialogs opened since the last action.
     pub dialogs: Vec<Dialog>,
+    /// The accessibility snapshot, one `role "name" state…` line per element, as hashed into
+    /// the fingerprint.
+    pub snapshot: Vec<String>,
+    /// Names of the page's forms and tools, as hashed into the fingerprint.
+    pub forms: Vec<String>,
+    /// Validation-shaped messages visible on the page (invalid fields, alerts saying so).
+    pub validation_errors: Vec<String>,
     /// The state's identity.
     pub fingerprint: Fingerprint,
 }

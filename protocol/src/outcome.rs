@@ -27,6 +27,10 @@ pub enum FailureReason {
     NoProgress,
     /// A success could not be reproduced by a second node.
     NotReproduced,
+    /// The start URL could not be loaded (HTTP error, redirect loop, timeout, refused).
+    NavigationFailed,
+    /// The user interrupted the run.
+    Interrupted,
 }
 
 impl FailureReason {
@@ -41,6 +45,8 @@ impl FailureReason {
             FailureReason::BrowserCrashed => "browser_crashed",
             FailureReason::NoProgress => "no_progress",
             FailureReason::NotReproduced => "not_reproduced",
+            FailureReason::NavigationFailed => "navigation_failed",
+            FailureReason::Interrupted => "interrupted",
         }
     }
 }
@@ -75,6 +81,9 @@ pub enum PruneReason {
     Nondeterministic,
     /// The path is as deep as the budget allows.
     DepthLimit,
+    /// Restoring the state would replay a write (risk class 3 or more) on a site not declared
+    /// resettable, and no live page was kept at it.
+    ReplayUnsafe,
 }
 
 impl PruneReason {
@@ -88,6 +97,7 @@ impl PruneReason {
             PruneReason::ActionFailed { .. } => "action_failed",
             PruneReason::Nondeterministic => "nondeterministic",
             PruneReason::DepthLimit => "depth_limit",
+            PruneReason::ReplayUnsafe => "replay_unsafe",
         }
     }
 }
@@ -119,6 +129,8 @@ mod tests {
             FailureReason::BrowserCrashed,
             FailureReason::NoProgress,
             FailureReason::NotReproduced,
+            FailureReason::NavigationFailed,
+            FailureReason::Interrupted,
         ] {
             let json = serde_json::to_string(&reason).expect("serialises");
             assert_eq!(json, format!("\"{}\"", reason.as_str()));

@@ -333,7 +333,10 @@ pub fn classify(shape: ActionShape, context: &RiskContext<'_>) -> RiskClass {
         ActionShape::Click => {
             let is_link = context.role.eq_ignore_ascii_case("link");
             let by_name = if is_link {
+                // A link to "Apply now" or "Sign up" opens a form; the form's own button is the
+                // submission. Links that spend, delete or change the account stay risky.
                 class_of_link_name(context.accessible_name)
+                    .filter(|class| *class != RiskClass::ExternalSubmission)
             } else {
                 class_of_name(context.accessible_name)
             };
@@ -504,6 +507,8 @@ mod tests {
         assert_eq!(link("Latest share prices"), RiskClass::ReadOnly);
         assert_eq!(link("Delete this post"), RiskClass::Destructive);
         assert_eq!(link("Buy now"), RiskClass::Financial);
+        assert_eq!(link("Apply now"), RiskClass::ReadOnly);
+        assert_eq!(link("Sign up for free"), RiskClass::ReadOnly);
         assert_eq!(link("Payments"), RiskClass::ReadOnly);
     }
 

@@ -247,6 +247,20 @@ pub(crate) mod tests {
                     enter
                 }),
             (target(), text()).prop_map(|(target, option)| Action::Select { target, option }),
+            (
+                prop::collection::vec(
+                    (target(), text(), any::<bool>()).prop_map(|(target, v, select)| {
+                        crate::action::FieldValue {
+                            target,
+                            value: FillValue::Input(v),
+                            select,
+                        }
+                    }),
+                    0..3
+                ),
+                prop::option::of(target())
+            )
+                .prop_map(|(fields, submit)| Action::FillForm { fields, submit }),
             text().prop_map(|key| Action::Press { key }),
             text().prop_map(|url| Action::Navigate { url }),
             Just(Action::Back),

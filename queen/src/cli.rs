@@ -31,6 +31,20 @@ pub enum Command {
     ///   forager simulate --sweep --sites 60 --out sweep-results
     #[command(verbatim_doc_comment)]
     Simulate(SimulateArgs),
+    /// Search a website in headless Chromium for a path to a goal, and report it.
+    ///
+    /// Success is decided by predicates (URL regex, text, selector, JavaScript, extraction),
+    /// never by reading prose. Actions above the risk ceiling are never executed; they are
+    /// reported as approval_required. Exit status: 0 pass, 1 failing, 2 bad input. Examples:
+    ///
+    ///   forager explore --url http://127.0.0.1:8080/ --goal 'Find the "Rust" book' \
+    ///       --success-url '/book/' --input card=12345678
+    ///   forager explore --task task.toml --json
+    #[command(verbatim_doc_comment)]
+    Explore(ExploreArgs),
+    /// Serve a bundled demo site on 127.0.0.1 and explore a task on it: search, a two-step
+    /// form with a required input, a confirmation page. Prints where the artifacts are.
+    Demo(DemoArgs),
 }
 
 /// Which strategy `simulate` runs.
@@ -138,4 +152,92 @@ pub struct SimulateArgs {
     /// A smaller grid (3 values of C and w_R, 2 of λ, μ, α) for quick checks.
     #[arg(long, requires = "sweep")]
     pub quick: bool,
+}
+
+/// Arguments of `forager explore` (and the task part of `forager submit`, later).
+#[derive(Debug, Args)]
+pub struct ExploreArgs {
+    /// A task file (TOML or JSON, the fields of a task: start_url, goal, success, inputs,
+    /// budget, risk_ceiling, weights, seed, allowed_origins, resettable, family). Flags given
+    /// as well override the file.
+    #[arg(long, value_name = "FILE")]
+    pub task: Option<PathBuf>,
+    /// Where to start (http or https).
+    #[arg(long)]
+    pub url: Option<String>,
+    /// What to do, in words; quoted strings in it can be typed into fields.
+    #[arg(long)]
+    pub goal: Option<String>,
+    /// Success when the page URL matches this regular expression.
+    #[arg(long, value_name = "REGEX")]
+    pub success_url: Option<String>,
+    /// Success when this text is on the page.
+    #[arg(long, value_name = "TEXT")]
+    pub success_text: Option<String>,
+    /// Success when an element matches this CSS selector.
+    #[arg(long, value_name = "CSS")]
+    pub success_selector: Option<String>,
+    /// Success when this JavaScript expression is `true` in the page.
+    #[arg(long, value_name = "EXPR")]
+    pub success_js: Option<String>,
+    /// Success when this JavaScript expression returns a meaningful value (not null, empty,
+    /// `{}`, `[]` or a placeholder).
+    #[arg(long, value_name = "EXPR")]
+    pub extract: Option<String>,
+    /// A value the agent may type, by name: `--input email=ada@example.org`. Repeatable.
+    #[arg(long = "input", value_name = "NAME=VALUE")]
+    pub inputs: Vec<String>,
+    /// Actions the search may execute.
+    #[arg(long, value_name = "ACTIONS")]
+    pub budget: Option<u32>,
+    /// Deepest path, in actions.
+    #[arg(long, value_name = "D")]
+    pub max_depth: Option<u32>,
+    /// Highest risk class executed without approval (1 read-only … 7 destructive; default 3).
+    #[arg(long, value_name = "K", value_parser = clap::value_parser!(u8).range(1..=7))]
+    pub risk_ceiling: Option<u8>,
+    /// Seed of every random choice (and of the pages' Math.random).
+    #[arg(long, value_name = "S")]
+    pub seed: Option<u64>,
+    /// Another origin navigation may reach. Repeatable.
+    #[arg(long = "allow-origin", value_name = "URL")]
+    pub allow_origins: Vec<String>,
+    /// Declare the site resettable (a sandbox): paths with writes may be replayed.
+    #[arg(long)]
+    pub resettable: bool,
+    /// Wall-clock limit in seconds.
+    #[arg(long, value_name = "SECS")]
+    pub timeout: Option<u32>,
+    /// JavaScript added to every document before its own scripts.
+    #[arg(long, value_name = "FILE")]
+    pub init_script: Option<PathBuf>,
+    /// Browser contexts searching at once (they share one Chromium).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=16))]
+    pub workers: u32,
+    /// Live pages kept per worker so restoring a state needs no replay (0 turns the cache off).
+    #[arg(long, default_value_t = 6)]
+    pub page_cache: usize,
+    /// Directory for result.json and events.jsonl (default: forager-runs/<task>-<time>).
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Print the result document on stdout.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Arguments of `forager demo`.
+#[derive(Debug, Args)]
+pub struct DemoArgs {
+    /// Directory for the artifacts (default: forager-runs/demo-<time>).
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Print the result document on stdout.
+    #[arg(long)]
+    pub json: bool,
+    /// Seed.
+    #[arg(long, default_value_t = 7)]
+    pub seed: u64,
+    /// Keep serving the demo site after the run (until Ctrl-C), to look at it in a browser.
+    #[arg(long)]
+    pub serve: bool,
 }

@@ -5,9 +5,17 @@
 //! - [`cli`]: the command line (clap), every flag documented for `--help`.
 //! - [`simulate`]: `forager simulate`, strategy comparisons and weight sweeps on synthetic
 //!   websites.
+//! - [`explore`], [`demo`]: one task in the node's own Chromium; [`run`] runs it (progress,
+//!   event log, result document); [`task_input`] builds tasks from flags and files;
+//!   [`demo_site`] is the bundled demo website.
 
 pub mod cli;
+pub mod demo;
+pub mod demo_site;
+pub mod explore;
+pub mod run;
 pub mod simulate;
+pub mod task_input;
 
 /// An error caused by the user's input (bad flag values, unreadable task files); the program
 /// exits with status 2 for these.

@@ -11,6 +11,8 @@ fn main() -> ExitCode {
     init_logging(cli.verbose);
     let result = match cli.command {
         Command::Simulate(args) => forager_queen::simulate::run(&args),
+        Command::Explore(args) => forager_queen::explore::run(&args),
+        Command::Demo(args) => forager_queen::demo::run(&args),
     };
     match result {
         Ok(code) => code,
@@ -26,9 +28,11 @@ fn main() -> ExitCode {
 
 /// Logs go to stderr; `-v` shows info, `-vv` debug; `RUST_LOG` overrides.
 fn init_logging(verbose: u8) {
+    // chromiumoxide warns about every CDP event its generated types do not know (harmless,
+    // one per page load) and errors when we kill a browser: only shown at -vv.
     let default = match verbose {
-        0 => "warn",
-        1 => "info",
+        0 => "warn,chromiumoxide=off",
+        1 => "info,chromiumoxide=off",
         _ => "debug",
     };
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()

@@ -59,3 +59,73 @@ pub fn run_forager(args: &[&str], limit: Duration) -> Output {
     }
     child.wait_with_output().expect("output readable")
 }
+
+pub mod sites;
+
+/// Processes whose command line contains `needle` (Chromium's carry their profile path).
+pub fn processes_with(needle: &str) -> Vec<(u32, String)> {
+    let mut found = Vec::new();
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return found;
+    };
+    for entry in entries.flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        if pid == std::process::id() {
+            continue;
+        }
+        let cmdline = std::fs::read(entry.path().join("cmdline"))
+            .map(|b| String::from_utf8_lossy(&b).replace('\0', " "))
+            .unwrap_or_default();
+        if cmdline.contains(needle) {
+            found.push((pid, cmdline));
+        }
+    }
+    found
+}
+
+/// Zombie processes named like Chromium, anywhere on the machine.
+pub fn chromium_zombies() -> Vec<u32> {
+    let mut found = Vec::new();
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return found;
+    };
+    for entry in entries.flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
+        // pid (comm) state …
+        if let (Some(open), Some(close)) = (stat.find('('), stat.rfind(')')) {
+            let comm = &stat[open + 1..close];
+            let state = stat[close + 1..].trim_start().chars().next();
+            if state == Some('Z') && comm.contains("chrom") {
+                found.push(pid);
+            }
+        }
+    }
+    found
+}
+
+/// Waits (up to 10 s) until no process carries `profile_prefix` and no Chromium zombie
+/// exists; panics with what is left otherwise.
+pub fn assert_no_chromium_left(profile_prefix: &str) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let live = processes_with(profile_prefix);
+        let zombies = chromium_zombies();
+        if live.is_empty() && zombies.is_empty() {
+            return;
+        }
+        if Instant::now() > deadline {
+            panic!("Chromium left behind: live {live:?}, zombies {zombies:?}");
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// A profile prefix unique to one test.
+pub fn unique_prefix(test: &str) -> String {
+    format!("forager-test-{}-{test}-", std::process::id())
+}

@@ -34,6 +34,8 @@ pub enum SearchError {
 pub enum SearchEvent {
     /// A node was added to the tree (pruned ones included; look at its status).
     NodeAdded(NodeId),
+    /// An existing node was cut (its status says why).
+    NodePruned(NodeId),
     /// A worker's environment crashed and was recovered.
     Crashed {
         /// The worker.
@@ -49,6 +51,11 @@ pub enum SearchEvent {
 pub trait SearchObserver<A> {
     /// Called after each change.
     fn on_event(&mut self, search: &Search<A>, event: &SearchEvent);
+
+    /// Asked after every job: true stops the search (`interrupted`), as on Ctrl-C.
+    fn should_stop(&self) -> bool {
+        false
+    }
 }
 
 /// An observer that ignores everything.
@@ -93,7 +100,7 @@ pub async fn run<E: Environment>(
                 }
             }
         }
-        seen_nodes = announce_new_nodes(&search, observer, seen_nodes);
+        seen_nodes = announce_new_nodes(&mut search, observer, seen_nodes);
         let Some((worker, env, job, outcome, retries)) = running.next().await else {
             // Nothing running and nothing to start: the plan said Finished.
             let finish = match search.plan(0) {
@@ -132,22 +139,30 @@ pub async fn run<E: Environment>(
         }
         search.note_retries(retries);
         search.complete(job.id, outcome);
-        seen_nodes = announce_new_nodes(&search, observer, seen_nodes);
+        seen_nodes = announce_new_nodes(&mut search, observer, seen_nodes);
         idle.push((worker, env));
         if deadline.is_some_and(|limit| started.elapsed() >= limit) {
             search.force_finish(Finish::Failed(FailureReason::Timeout));
+        }
+        if observer.should_stop() {
+            search.force_finish(Finish::Failed(FailureReason::Interrupted));
         }
     }
 }
 
 fn announce_new_nodes<A: Clone>(
-    search: &Search<A>,
+    search: &mut Search<A>,
     observer: &mut dyn SearchObserver<A>,
     seen: usize,
 ) -> usize {
     let total = search.node_count();
     for id in seen..total {
         observer.on_event(search, &SearchEvent::NodeAdded(id as NodeId));
+    }
+    for id in search.take_late_prunes() {
+        if (id as usize) < seen {
+            observer.on_event(search, &SearchEvent::NodePruned(id));
+        }
     }
     total
 }

@@ -35,6 +35,12 @@ struct Graph {
     diverge_times: u32,
     /// Value hints by state (0 elsewhere).
     hints: HashMap<u32, f64>,
+    /// Actions that write: prefixes containing one can only be restored from a kept page.
+    writes: Vec<&'static str>,
+    /// Prefixes with a kept live page (when `keep_pages`).
+    kept: std::collections::HashSet<Vec<&'static str>>,
+    keep_pages: bool,
+    path: Vec<&'static str>,
 }
 
 impl Graph {
@@ -60,6 +66,10 @@ impl Graph {
             acts: 0,
             diverge_times: 0,
             hints: HashMap::new(),
+            writes: Vec::new(),
+            kept: Default::default(),
+            keep_pages: false,
+            path: Vec::new(),
         }
     }
 
@@ -133,6 +143,10 @@ impl Environment for Graph {
         }
         self.executed.push(edge.label);
         self.state = edge.to;
+        self.path.push(edge.label);
+        if self.keep_pages {
+            self.kept.insert(self.path.clone());
+        }
         Ok(Step {
             state: self.info(self.state),
             cost: Cost {
@@ -144,6 +158,11 @@ impl Environment for Graph {
     }
 
     async fn restore(&mut self, prefix: &[(&'static str, Fingerprint)]) -> Result<Step, EnvError> {
+        let labels: Vec<&'static str> = prefix.iter().map(|(a, _)| *a).collect();
+        if labels.iter().any(|a| self.writes.contains(a)) && !self.kept.contains(&labels) {
+            return Err(EnvError::ReplayUnsafe(format!("{labels:?} writes")));
+        }
+        self.path = labels;
         self.state = 0;
         for (i, (action, expected)) in prefix.iter().enumerate() {
             let edge = self
@@ -499,6 +518,44 @@ fn a_crashed_environment_is_recovered_and_the_job_retried() {
     graph.crash_on = (1..100).collect();
     let (report, _) = search(&mut graph, SearchConfig::default());
     assert_eq!(report.finish, Finish::Failed(FailureReason::BrowserCrashed));
+}
+
+#[test]
+fn states_past_a_write_live_on_in_kept_pages_only() {
+    // 0 -save-> 1 (a write) -next-> 2 -finish-> 3 (goal); the root has decoys that pull the
+    // search away from 1, so coming back needs a restore, which replay cannot do.
+    let build = || {
+        let mut graph = Graph::new(
+            3,
+            &[
+                (0, "save", 1, 0.4),
+                (0, "decoy1", 5, 0.3),
+                (0, "decoy2", 6, 0.3),
+                (1, "next", 2, 0.5),
+                (1, "other", 7, 0.5),
+                (2, "finish", 3, 1.0),
+            ],
+        );
+        graph.writes = vec!["save"];
+        graph
+    };
+    let mut kept = build();
+    kept.keep_pages = true;
+    let (report, _) = search(&mut kept, SearchConfig::default());
+    assert_eq!(report.finish, Finish::Solved);
+    assert_eq!(labels(&report), ["save", "next", "finish"]);
+
+    let mut lost = build();
+    let (report, _) = search(&mut lost, SearchConfig::default());
+    assert!(
+        report.prunes.get("replay_unsafe").is_some_and(|&n| n >= 1),
+        "{:?} {:?} {:?}",
+        report.prunes,
+        report.finish,
+        lost.executed
+    );
+    // Never replayed: "save" ran exactly once.
+    assert_eq!(lost.executed.iter().filter(|a| **a == "save").count(), 1);
 }
 
 #[test]

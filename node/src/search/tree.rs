@@ -213,6 +213,7 @@ pub struct Search<A> {
     metrics: SearchMetrics,
     /// Set when a worker's environment crashed too often, or the deadline passed.
     forced_finish: Option<Finish>,
+    late_prunes: Vec<NodeId>,
 }
 
 impl<A: Clone> Search<A> {
@@ -240,6 +241,7 @@ impl<A: Clone> Search<A> {
             prunes: BTreeMap::new(),
             metrics: SearchMetrics::default(),
             forced_finish: None,
+            late_prunes: Vec::new(),
         };
         let status = if root.success {
             NodeStatus::Success
@@ -667,6 +669,32 @@ impl<A: Clone> Search<A> {
     fn prune(&mut self, id: NodeId, reason: PruneReason) {
         *self.prunes.entry(reason.kind()).or_default() += 1;
         self.nodes[id as usize].status = NodeStatus::Pruned(reason);
+        self.late_prunes.push(id);
+    }
+
+    /// A state that can no longer be reached (its only page is gone and replaying to it would
+    /// repeat a write): its untried candidates are lost, but its children, whose pages may
+    /// still be kept, stay searchable.
+    fn freeze(&mut self, id: NodeId) {
+        let node = &mut self.nodes[id as usize];
+        let lost = (node.candidates.len() - node.next_candidate)
+            + (node.deferred.len() - node.next_deferred);
+        node.next_candidate = node.candidates.len();
+        node.next_deferred = node.deferred.len();
+        *self
+            .prunes
+            .entry(PruneReason::ReplayUnsafe.kind())
+            .or_default() += 1;
+        tracing::debug!(
+            node = id,
+            lost,
+            "state frozen: no kept page and no safe replay"
+        );
+    }
+
+    /// Nodes pruned since the last call (for event logs: a node can be cut after it was added).
+    pub fn take_late_prunes(&mut self) -> Vec<NodeId> {
+        std::mem::take(&mut self.late_prunes)
     }
 
     /// Why a freshly reached child must be cut, if it must.
@@ -926,6 +954,7 @@ impl<A: Clone> Search<A> {
                 let at = path.get(step + 1).copied().unwrap_or(target);
                 self.prune(at, PruneReason::Nondeterministic);
             }
+            EnvError::ReplayUnsafe(_) if target != ROOT => self.freeze(target),
             other => {
                 if target != ROOT {
                     self.prune(

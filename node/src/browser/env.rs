@@ -1,0 +1,859 @@
+//! Headless Chromium as an [`Environment`].
+//!
+//! Each environment is one worker's view of the node's browser: it owns tabs (an isolated
+//! context and page each), one of which is current. Restoring a state first looks for a live
+//! tab kept at that state (the page cache, bounded, least recently used evicted); only on a miss
+//! does it open a fresh context and replay the prefix from the start URL, checking every
+//! fingerprint. A prefix that contains a write (risk class 3 or more) is never replayed unless
+//! the task declares the site resettable: the server would see the write twice.
+
+use super::pool::BrowserPool;
+use super::tab::{NetworkLog, OriginGuard, Tab, Timeouts};
+use crate::environment::{Candidate, EnvError, Environment, StateInfo, Step};
+use crate::policy::{DefaultPolicy, Policy, Proposals, TaskContext, location_of};
+use chromiumoxide::Browser;
+use forager_protocol::meaningful::is_meaningful;
+use forager_protocol::observation::Observation;
+use forager_protocol::submit::is_submit_shaped;
+use forager_protocol::task::SuccessPredicate;
+use forager_protocol::trajectory::Cost;
+use forager_protocol::verdict::{Verdict, pre_pass};
+use forager_protocol::{Action, FillValue, Fingerprint, RiskClass, TaskSpec};
+use serde::Serialize;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+/// How an environment behaves.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EnvOptions {
+    /// Live tabs kept besides the current one.
+    pub cache_capacity: usize,
+    /// Time limits.
+    pub timeouts: Timeouts,
+    /// JavaScript added to every document before its own scripts (`--init-script`).
+    pub init_script: Option<String>,
+    /// Reuse live pages to restore states (walking them back and forth, or keeping them in
+    /// the cache). Off: every restore opens a fresh context and replays from the start.
+    pub reuse_pages: bool,
+}
+
+impl Default for EnvOptions {
+    fn default() -> Self {
+        EnvOptions {
+            cache_capacity: 6,
+            timeouts: Timeouts::default(),
+            init_script: None,
+            reuse_pages: true,
+        }
+    }
+}
+
+/// What an environment did, for reports and benchmarks.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct EnvStats {
+    /// Restores served by a kept live tab.
+    pub cache_hits: u64,
+    /// Restores that replayed from the start URL.
+    pub cache_misses: u64,
+    /// Actions executed while replaying.
+    pub replayed_actions: u64,
+    /// Actions executed for the search.
+    pub acts: u64,
+    /// Tabs (contexts) opened.
+    pub tabs_opened: u64,
+    /// Restores refused because the prefix contains a write.
+    pub replays_refused: u64,
+    /// Restores served by going back in the current tab's history (verified by fingerprint).
+    pub back_hits: u64,
+    /// History-back attempts that reached another state (then replayed).
+    pub back_misses: u64,
+}
+
+/// URL, title and status of a state, for the result document.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PageSummary {
+    /// The URL.
+    pub url: String,
+    /// The title.
+    pub title: String,
+    /// The HTTP status, when known.
+    pub http_status: Option<u16>,
+}
+
+struct Live {
+    tab: Tab,
+    prefix: Vec<(Action, Fingerprint)>,
+    observation: Observation,
+    state: StateInfo,
+    proposals: Proposals,
+    dirty: bool,
+}
+
+struct Predicates {
+    urls: Vec<regex::Regex>,
+    texts: Vec<String>,
+    selectors: Vec<String>,
+    scripts: Vec<String>,
+    extractions: Vec<String>,
+}
+
+impl Predicates {
+    fn of(task: &TaskSpec) -> Result<Predicates, EnvError> {
+        let mut p = Predicates {
+            urls: Vec::new(),
+            texts: Vec::new(),
+            selectors: Vec::new(),
+            scripts: Vec::new(),
+            extractions: Vec::new(),
+        };
+        for predicate in &task.success {
+            match predicate {
+                SuccessPredicate::UrlMatches(re) => p.urls.push(
+                    regex::RegexBuilder::new(re)
+                        .size_limit(1 << 20)
+                        .build()
+                        .map_err(|e| EnvError::Other(format!("bad URL regex: {e}")))?,
+                ),
+                SuccessPredicate::TextPresent(t) => p.texts.push(t.clone()),
+                SuccessPredicate::SelectorPresent(s) => p.selectors.push(s.clone()),
+                SuccessPredicate::JavaScript(s) => p.scripts.push(s.clone()),
+                SuccessPredicate::Extraction(s) => p.extractions.push(s.clone()),
+            }
+        }
+        Ok(p)
+    }
+}
+
+/// Headless Chromium as an environment. See the module documentation.
+pub struct ChromiumEnv {
+    pool: BrowserPool,
+    browser: Option<(Arc<Browser>, u64)>,
+    task: Arc<TaskSpec>,
+    context: TaskContext,
+    predicates: Predicates,
+    guard: Arc<OriginGuard>,
+    policy: Arc<dyn Policy>,
+    options: EnvOptions,
+    network: Arc<Mutex<NetworkLog>>,
+    current: Option<Live>,
+    cache: Vec<Live>,
+    risks: HashMap<Action, RiskClass>,
+    pages: HashMap<Fingerprint, PageSummary>,
+    verdicts: HashMap<(Fingerprint, Fingerprint), Verdict>,
+    heals: HashMap<(Fingerprint, Fingerprint), usize>,
+    stats: EnvStats,
+    root: Option<Fingerprint>,
+    /// A tab being opened in the background, so that a restore need not wait for one.
+    spare: Option<tokio::task::JoinHandle<Result<Tab, EnvError>>>,
+}
+
+/// How many history entries a restore may go back before replaying instead.
+const MAX_BACK_STEPS: usize = 3;
+
+impl ChromiumEnv {
+    /// An environment for a (validated) task on the pool's browser, with the default policy.
+    pub fn new(
+        pool: BrowserPool,
+        task: Arc<TaskSpec>,
+        options: EnvOptions,
+    ) -> Result<ChromiumEnv, EnvError> {
+        ChromiumEnv::with_policy(pool, task, options, Arc::new(DefaultPolicy::default()))
+    }
+
+    /// The same with another policy.
+    pub fn with_policy(
+        pool: BrowserPool,
+        task: Arc<TaskSpec>,
+        options: EnvOptions,
+        policy: Arc<dyn Policy>,
+    ) -> Result<ChromiumEnv, EnvError> {
+        let origins: Vec<&str> = std::iter::once(task.start_url.as_str())
+            .chain(task.allowed_origins.iter().map(String::as_str))
+            .collect();
+        let guard = Arc::new(OriginGuard::new(origins.iter().copied()));
+        let allowed_origins = origins
+            .iter()
+            .filter_map(|u| url::Url::parse(u).ok())
+            .map(|u| u.origin().ascii_serialization())
+            .collect();
+        let context = TaskContext {
+            goal: task.goal.clone(),
+            inputs: task
+                .inputs
+                .iter()
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
+            allowed_origins,
+        };
+        Ok(ChromiumEnv {
+            predicates: Predicates::of(&task)?,
+            pool,
+            browser: None,
+            task,
+            context,
+            guard,
+            policy,
+            options,
+            network: Arc::new(Mutex::new(NetworkLog::default())),
+            current: None,
+            cache: Vec::new(),
+            risks: HashMap::new(),
+            pages: HashMap::new(),
+            verdicts: HashMap::new(),
+            heals: HashMap::new(),
+            stats: EnvStats::default(),
+            root: None,
+            spare: None,
+        })
+    }
+
+    /// Counters.
+    pub fn stats(&self) -> EnvStats {
+        self.stats
+    }
+
+    /// What the network saw (requests let through, blocked).
+    pub fn network(&self) -> NetworkLog {
+        self.network.lock().map(|l| l.clone()).unwrap_or_default()
+    }
+
+    /// URL and title of a state this environment saw.
+    pub fn page(&self, fingerprint: &Fingerprint) -> Option<&PageSummary> {
+        self.pages.get(fingerprint)
+    }
+
+    /// The validator's verdict on the submit-shaped step from `before` to `after`.
+    pub fn verdict(&self, before: &Fingerprint, after: &Fingerprint) -> Option<&Verdict> {
+        self.verdicts.get(&(*before, *after))
+    }
+
+    /// Which locator of the chain resolved the step from `before` to `after`, when it was not
+    /// the first (a healed step).
+    pub fn healed_locator(&self, before: &Fingerprint, after: &Fingerprint) -> Option<usize> {
+        self.heals.get(&(*before, *after)).copied()
+    }
+
+    /// The current observation.
+    pub fn observation(&self) -> Option<&Observation> {
+        self.current.as_ref().map(|l| &l.observation)
+    }
+
+    /// A PNG screenshot of the current page.
+    pub async fn screenshot(&self) -> Result<Vec<u8>, EnvError> {
+        match &self.current {
+            Some(live) => live.tab.screenshot().await,
+            None => Err(EnvError::Other("no page".into())),
+        }
+    }
+
+    /// Closes every tab.
+    pub async fn close(&mut self) {
+        if let Some(spare) = self.spare.take() {
+            spare.abort();
+            if let Ok(Ok(mut tab)) = spare.await {
+                tab.close().await;
+            }
+        }
+        if let Some(mut live) = self.current.take() {
+            live.tab.close().await;
+        }
+        for mut live in self.cache.drain(..) {
+            live.tab.close().await;
+        }
+    }
+
+    async fn browser(&mut self) -> Result<Arc<Browser>, EnvError> {
+        if let Some((browser, _)) = &self.browser {
+            return Ok(browser.clone());
+        }
+        let (browser, generation) = self
+            .pool
+            .browser()
+            .await
+            .map_err(|e| EnvError::Crashed(e.to_string()))?;
+        self.browser = Some((browser.clone(), generation));
+        Ok(browser)
+    }
+
+    /// A fresh tab: the spare one opened in the background if it is ready, else a new one;
+    /// either way the next spare starts opening.
+    async fn open_tab(&mut self) -> Result<Tab, EnvError> {
+        let browser = self.browser().await?;
+        let spare = match self.spare.take() {
+            Some(handle) => match handle.await {
+                Ok(Ok(tab)) if !tab.crashed() => Some(tab),
+                _ => None,
+            },
+            None => None,
+        };
+        let tab = match spare {
+            Some(tab) => tab,
+            None => {
+                self.stats.tabs_opened += 1;
+                Tab::open(
+                    browser.clone(),
+                    self.guard.clone(),
+                    self.network.clone(),
+                    self.task.seed,
+                    self.options.init_script.as_deref(),
+                    self.options.timeouts,
+                )
+                .await?
+            }
+        };
+        self.stats.tabs_opened += 1;
+        let guard = self.guard.clone();
+        let network = self.network.clone();
+        let seed = self.task.seed;
+        let init = self.options.init_script.clone();
+        let timeouts = self.options.timeouts;
+        self.spare = Some(tokio::spawn(async move {
+            Tab::open(browser, guard, network, seed, init.as_deref(), timeouts).await
+        }));
+        Ok(tab)
+    }
+
+    /// Moves a live tab along the tree to `prefix`: back to the common ancestor (history
+    /// back, verified by fingerprint), then forward by replaying the missing actions (each
+    /// verified). On failure the tab is marked dirty and the error returned.
+    async fn walk(
+        &mut self,
+        live: &mut Live,
+        prefix: &[(Action, Fingerprint)],
+        common: usize,
+    ) -> Result<(), EnvError> {
+        let back = live.prefix.len() - common;
+        if back > 0 {
+            let expected = match common {
+                0 => self.root,
+                n => Some(prefix[n - 1].1),
+            };
+            for _ in 0..back {
+                live.tab.back().await?;
+                live.tab.settle().await?;
+            }
+            let (observation, state, proposals) = self.look(&live.tab).await?;
+            if Some(observation.fingerprint) != expected {
+                self.stats.back_misses += 1;
+                return Err(EnvError::Diverged {
+                    step: common.saturating_sub(1),
+                    expected: expected.unwrap_or(Fingerprint([0; 16])),
+                    found: observation.fingerprint,
+                });
+            }
+            self.stats.back_hits += 1;
+            live.prefix.truncate(common);
+            live.observation = observation;
+            live.state = state;
+            live.proposals = proposals;
+        }
+        for (i, (action, expected)) in prefix.iter().enumerate().skip(common) {
+            self.stats.replayed_actions += 1;
+            self.execute(&live.tab, action).await?;
+            let (observation, state, proposals) = self.look(&live.tab).await?;
+            if observation.fingerprint != *expected {
+                return Err(EnvError::Diverged {
+                    step: i,
+                    expected: *expected,
+                    found: observation.fingerprint,
+                });
+            }
+            live.prefix.push((action.clone(), observation.fingerprint));
+            live.observation = observation;
+            live.state = state;
+            live.proposals = proposals;
+        }
+        Ok(())
+    }
+
+    /// Whether these steps write (risk class 3 or more) on a site not declared resettable:
+    /// states past them cannot be reached again by replay.
+    fn writes(&self, steps: &[(Action, Fingerprint)]) -> bool {
+        !self.task.resettable
+            && steps
+                .iter()
+                .any(|(a, _)| self.risk_of(a) >= RiskClass::DraftWrite)
+    }
+
+    /// Refuses to replay a write on a site not declared resettable.
+    fn check_replay(&mut self, actions: &[(Action, Fingerprint)]) -> Result<(), EnvError> {
+        if self.task.resettable {
+            return Ok(());
+        }
+        match actions
+            .iter()
+            .find(|(a, _)| self.risk_of(a) >= RiskClass::DraftWrite)
+        {
+            Some((action, _)) => {
+                self.stats.replays_refused += 1;
+                Err(EnvError::ReplayUnsafe(format!(
+                    "the path writes ({}), the site is not declared resettable, and no live page \
+                     was kept there",
+                    action.label()
+                )))
+            }
+            None => Ok(()),
+        }
+    }
+
+    /// A failed operation on a dead browser is a crash, whatever the error said.
+    async fn crash_aware(&mut self, error: EnvError) -> EnvError {
+        if matches!(error, EnvError::Crashed(_)) {
+            return error;
+        }
+        let generation = self.browser.as_ref().map_or(0, |(_, g)| *g);
+        if generation > 0 && !self.pool.alive(generation).await {
+            return EnvError::Crashed(format!("the browser died ({error})"));
+        }
+        error
+    }
+
+    fn risk_of(&self, action: &Action) -> RiskClass {
+        self.risks.get(action).copied().unwrap_or_else(|| {
+            // Not proposed here (a prefix from another node): classify from the action alone.
+            forager_protocol::risk::classify(
+                action.shape(),
+                &forager_protocol::risk::RiskContext {
+                    accessible_name: action.target().map_or("", |t| t.name.as_str()),
+                    role: action.target().map_or("", |t| t.role.as_str()),
+                    ..Default::default()
+                },
+            )
+        })
+    }
+
+    fn input_value(&self, value: &FillValue) -> Result<String, EnvError> {
+        match value {
+            FillValue::Literal(text) => Ok(text.clone()),
+            FillValue::Input(name) => self
+                .task
+                .inputs
+                .get(name)
+                .cloned()
+                .ok_or_else(|| EnvError::Other(format!("the task has no input named {name:?}"))),
+        }
+    }
+
+    /// Carries out one action on a tab; returns the locator index that resolved its target.
+    async fn execute(&self, tab: &Tab, action: &Action) -> Result<usize, EnvError> {
+        let what = action.label();
+        let used = match action {
+            Action::Click { target } => tab.click(&target.locators, &what).await?,
+            Action::Fill {
+                target,
+                value,
+                enter,
+            } => {
+                let text = self.input_value(value)?;
+                let used = tab.fill(&target.locators, &what, &text).await?;
+                if *enter {
+                    tab.press("Enter").await?;
+                }
+                used
+            }
+            Action::FillForm { fields, submit } => {
+                let mut used = 0;
+                for field in fields {
+                    let text = self.input_value(&field.value)?;
+                    let what = format!("field {:?}", field.target.name);
+                    let index = if field.select {
+                        tab.select(&field.target.locators, &what, &text).await?
+                    } else {
+                        tab.fill(&field.target.locators, &what, &text).await?
+                    };
+                    used = used.max(index);
+                }
+                match submit {
+                    Some(target) => used.max(tab.click(&target.locators, &what).await?),
+                    None => {
+                        tab.press("Enter").await?;
+                        used
+                    }
+                }
+            }
+            Action::Select { target, option } => {
+                tab.select(&target.locators, &what, option).await?
+            }
+            Action::Press { key } => {
+                tab.press(key).await?;
+                0
+            }
+            Action::Navigate { url } => {
+                if !self.guard.allows(url) {
+                    return Err(EnvError::NavigationBlocked(format!(
+                        "{url} is outside the task's origins"
+                    )));
+                }
+                tab.navigate(url).await?;
+                0
+            }
+            Action::Back => {
+                tab.back().await?;
+                0
+            }
+            Action::Done => 0,
+        };
+        tab.settle().await?;
+        Ok(used)
+    }
+
+    /// Looks at a tab: observation, success predicates, proposals, state.
+    async fn look(&mut self, tab: &Tab) -> Result<(Observation, StateInfo, Proposals), EnvError> {
+        let observation = tab.observation().await?;
+        let success = self.success(tab, &observation).await?;
+        let proposals = self.policy.propose(&observation, &self.context);
+        for candidate in &proposals.candidates {
+            self.risks
+                .entry(candidate.action.clone())
+                .or_insert(candidate.risk);
+        }
+        let password = observation
+            .elements
+            .iter()
+            .any(|e| e.input_type == "password");
+        let auth = if matches!(observation.http_status, Some(401 | 403)) || password {
+            1.0
+        } else if observation
+            .forms
+            .iter()
+            .any(|f| f.to_lowercase().contains("login") || f.to_lowercase().contains("logout"))
+        {
+            0.5
+        } else {
+            0.0
+        };
+        let transient = observation.http_status.is_some_and(|s| s >= 500)
+            || observation.url.starts_with("chrome-error://");
+        let state = StateInfo {
+            fingerprint: observation.fingerprint,
+            success,
+            value_hint: proposals.value_hint,
+            auth,
+            location: location_of(&observation.url),
+            transient,
+        };
+        self.pages
+            .entry(observation.fingerprint)
+            .or_insert_with(|| PageSummary {
+                url: observation.url.clone(),
+                title: observation.title.clone(),
+                http_status: observation.http_status,
+            });
+        Ok((observation, state, proposals))
+    }
+
+    async fn success(&self, tab: &Tab, observation: &Observation) -> Result<bool, EnvError> {
+        let p = &self.predicates;
+        if !p.urls.iter().all(|re| re.is_match(&observation.url)) {
+            return Ok(false);
+        }
+        if !p.texts.is_empty() || !p.selectors.is_empty() {
+            let (texts, selectors) = tab.check_dom(&p.texts, &p.selectors).await?;
+            if !texts.iter().all(|&b| b) || !selectors.iter().all(|&b| b) {
+                return Ok(false);
+            }
+        }
+        for script in &p.scripts {
+            // A predicate that throws is a predicate that does not hold.
+            match tab.evaluate(script.clone(), false).await {
+                Ok(serde_json::Value::Bool(true)) => {}
+                Ok(_) | Err(EnvError::Other(_)) => return Ok(false),
+                Err(other) => return Err(other),
+            }
+        }
+        for script in &p.extractions {
+            match tab.evaluate(script.clone(), false).await {
+                Ok(value) if is_meaningful(&value) => {}
+                Ok(_) | Err(EnvError::Other(_)) => return Ok(false),
+                Err(other) => return Err(other),
+            }
+        }
+        Ok(true)
+    }
+
+    /// Keeps a live tab in the cache (most recent last), closing the oldest beyond capacity.
+    async fn park(&mut self, live: Live) {
+        let mut live = live;
+        if live.dirty || self.options.cache_capacity == 0 || !self.options.reuse_pages {
+            live.tab.close().await;
+            return;
+        }
+        self.cache.retain(|l| l.prefix != live.prefix);
+        self.cache.push(live);
+        while self.cache.len() > self.options.cache_capacity {
+            // Evict the oldest tab that replay can recreate; the only copies of states past a
+            // write go last.
+            let victim = self
+                .cache
+                .iter()
+                .position(|l| !self.writes(&l.prefix))
+                .unwrap_or(0);
+            let mut evicted = self.cache.remove(victim);
+            evicted.tab.close().await;
+        }
+    }
+
+    async fn start(&mut self) -> Result<Live, EnvError> {
+        let tab = self.open_tab().await?;
+        let started = async {
+            tab.navigate(&self.task.start_url).await?;
+            tab.settle().await?;
+            Ok::<(), EnvError>(())
+        }
+        .await;
+        let mut tab = tab;
+        if let Err(e) = started {
+            tab.close().await;
+            return Err(e);
+        }
+        match self.look(&tab).await {
+            Ok((observation, state, proposals)) => {
+                self.root.get_or_insert(observation.fingerprint);
+                Ok(Live {
+                    tab,
+                    prefix: Vec::new(),
+                    observation,
+                    state,
+                    proposals,
+                    dirty: false,
+                })
+            }
+            Err(e) => {
+                tab.close().await;
+                Err(e)
+            }
+        }
+    }
+}
+
+/// The "no current tab" case of a route that was computed from the current tab.
+fn unreachable_live() -> Result<Live, EnvError> {
+    Err(EnvError::Other("no current page to walk".into()))
+}
+
+fn cost_since(started: Instant) -> Cost {
+    Cost {
+        browser_ms: started.elapsed().as_millis() as u64,
+        tokens: 0,
+    }
+}
+
+impl ChromiumEnv {
+    async fn act_inner(&mut self, action: &Action) -> Result<Step, EnvError> {
+        let started = Instant::now();
+        let Some(mut live) = self.current.take() else {
+            return Err(EnvError::Other("no current page: restore first".into()));
+        };
+        self.stats.acts += 1;
+        let result = self.execute(&live.tab, action).await;
+        let used = match result {
+            Ok(used) => used,
+            Err(error) => {
+                // The page may be half-way through the action: never reuse it.
+                live.dirty = true;
+                self.current = Some(live);
+                return Err(error);
+            }
+        };
+        let looked = self.look(&live.tab).await;
+        let (observation, state, proposals) = match looked {
+            Ok(look) => look,
+            Err(error) => {
+                live.dirty = true;
+                self.current = Some(live);
+                return Err(error);
+            }
+        };
+        let before = live.observation.fingerprint;
+        if is_submit_shaped(
+            action.shape(),
+            action.target().map_or("", |t| t.name.as_str()),
+        ) {
+            let verdict = pre_pass(&live.observation, &observation, &self.predicates.texts);
+            tracing::debug!(action = %action, ?verdict.outcome, "validator pre-pass");
+            self.verdicts
+                .insert((before, observation.fingerprint), verdict);
+        }
+        if used > 0 {
+            self.heals.insert((before, observation.fingerprint), used);
+        }
+        live.prefix.push((action.clone(), observation.fingerprint));
+        live.observation = observation;
+        live.state = state;
+        live.proposals = proposals;
+        self.current = Some(live);
+        Ok(Step {
+            state,
+            cost: cost_since(started),
+            executed: 1,
+        })
+    }
+
+    async fn restore_inner(&mut self, prefix: &[(Action, Fingerprint)]) -> Result<Step, EnvError> {
+        let started = Instant::now();
+        if !self.options.reuse_pages {
+            return self.restore_fresh(prefix, started).await;
+        }
+        if let Some(live) = &self.current
+            && !live.dirty
+            && live.prefix == prefix
+        {
+            return Ok(Step {
+                state: live.state,
+                cost: Cost::default(),
+                executed: 0,
+            });
+        }
+        // The cheapest live tab to walk there: back to the common ancestor, forward the rest.
+        let common = |live: &Live| {
+            live.prefix
+                .iter()
+                .zip(prefix)
+                .take_while(|(a, b)| a == b)
+                .count()
+        };
+        // A tab whose state lies past a write is the only copy of that state: never walk it
+        // back past the write.
+        let route = |live: &Live| -> Option<(usize, usize)> {
+            let c = common(live);
+            let back = live.prefix.len() - c;
+            let precious = back > 0 && self.writes(&live.prefix[c..]);
+            (!live.dirty && !precious && back <= MAX_BACK_STEPS)
+                .then_some((back + (prefix.len() - c), c))
+        };
+        let mut best: Option<(Option<usize>, usize, usize)> = None; // (cache index, cost, common)
+        if let Some((cost, c)) = self.current.as_ref().and_then(route) {
+            best = Some((None, cost, c));
+        }
+        for (i, live) in self.cache.iter().enumerate() {
+            if let Some((cost, c)) = route(live)
+                && best.is_none_or(|(_, b, _)| cost < b)
+            {
+                best = Some((Some(i), cost, c));
+            }
+        }
+        // A fresh tab costs about two actions more than walking a live one.
+        if let Some((index, _cost, c)) = best.filter(|(_, cost, _)| *cost < prefix.len() + 2)
+            && self.check_replay(&prefix[c..]).is_ok()
+        {
+            let mut live = match index {
+                Some(i) => {
+                    let live = self.cache.remove(i);
+                    if let Some(previous) = self.current.take() {
+                        self.park(previous).await;
+                    }
+                    live
+                }
+                None => match self.current.take() {
+                    Some(live) => live,
+                    None => unreachable_live()?,
+                },
+            };
+            let executed = (prefix.len() - c) as u32;
+            match self.walk(&mut live, prefix, c).await {
+                Ok(()) => {
+                    let state = live.state;
+                    self.current = Some(live);
+                    self.stats.cache_hits += 1;
+                    return Ok(Step {
+                        state,
+                        cost: cost_since(started),
+                        executed,
+                    });
+                }
+                Err(EnvError::Crashed(reason)) => {
+                    live.tab.close().await;
+                    return Err(EnvError::Crashed(reason));
+                }
+                Err(error) => {
+                    tracing::debug!(%error, "walking a live tab failed; replaying from the start");
+                    live.tab.close().await;
+                }
+            }
+        }
+        self.restore_fresh(prefix, started).await
+    }
+
+    /// Restores by opening a fresh context and replaying the whole prefix.
+    async fn restore_fresh(
+        &mut self,
+        prefix: &[(Action, Fingerprint)],
+        started: Instant,
+    ) -> Result<Step, EnvError> {
+        self.stats.cache_misses += 1;
+        self.check_replay(prefix)?;
+        if let Some(previous) = self.current.take() {
+            self.park(previous).await;
+        }
+        let mut live = self.start().await?;
+        if let Err(error) = self.walk(&mut live, prefix, 0).await {
+            live.tab.close().await;
+            return Err(error);
+        }
+        let state = live.state;
+        self.current = Some(live);
+        Ok(Step {
+            state,
+            cost: cost_since(started),
+            executed: prefix.len() as u32,
+        })
+    }
+}
+
+impl Environment for ChromiumEnv {
+    type Action = Action;
+
+    async fn observe(&mut self) -> Result<StateInfo, EnvError> {
+        match &self.current {
+            Some(live) if !live.dirty => Ok(live.state),
+            _ => Err(EnvError::Other("no current page: restore first".into())),
+        }
+    }
+
+    async fn candidates(&mut self) -> Result<Vec<Candidate<Action>>, EnvError> {
+        match &self.current {
+            Some(live) if !live.dirty => Ok(live.proposals.candidates.clone()),
+            _ => Err(EnvError::Other("no current page: restore first".into())),
+        }
+    }
+
+    async fn act(&mut self, action: &Action) -> Result<Step, EnvError> {
+        match self.act_inner(action).await {
+            Ok(step) => Ok(step),
+            Err(error) => Err(self.crash_aware(error).await),
+        }
+    }
+
+    async fn restore(&mut self, prefix: &[(Action, Fingerprint)]) -> Result<Step, EnvError> {
+        match self.restore_inner(prefix).await {
+            Ok(step) => Ok(step),
+            Err(error) => Err(self.crash_aware(error).await),
+        }
+    }
+
+    async fn recover(&mut self) -> Result<(), EnvError> {
+        // The tabs belong to a dead browser or renderer: forget them.
+        if let Some(spare) = self.spare.take() {
+            spare.abort();
+        }
+        if let Some(mut live) = self.current.take() {
+            live.tab.close().await;
+        }
+        for mut live in self.cache.drain(..) {
+            live.tab.close().await;
+        }
+        let seen = self.browser.take().map_or(0, |(_, g)| g);
+        let (browser, generation) = self
+            .pool
+            .restart(seen)
+            .await
+            .map_err(|e| EnvError::Crashed(e.to_string()))?;
+        self.browser = Some((browser, generation));
+        Ok(())
+    }
+
+    fn describe(&self, action: &Action) -> String {
+        action.label()
+    }
+}

@@ -1,0 +1,105 @@
+// forager's observation of a page, evaluated in an isolated world (the page's scripts cannot
+// reach our functions; the DOM is shared). Returns one JSON object. Bounded: at most
+// MAX_ELEMENTS elements and TIME_BUDGET_MS of walking, so a 50,000-element DOM stays cheap.
+  const MAX_ELEMENTS = 400;
+  const MAX_SNAPSHOT = 1500;
+  const TIME_BUDGET_MS = 400;
+  const started = performance.now();
+  const elements = [];
+  const seen = new Set();
+  let truncated = false;
+
+  const describe = (el, role) => {
+    const name = nameOf(el, role);
+    const type = (el.getAttribute("type") || "").toLowerCase();
+    const locators = [{ Css: cssPath(el) }];
+    if (role && name) locators.push({ Role: { role, name } });
+    const text = textOf(el);
+    if (text && text.length <= 80) locators.push({ Text: text });
+    let options = null;
+    if (el.tagName === "SELECT") {
+      options = Array.from(el.options).slice(0, 50).map((o) => ({ value: o.value, label: clip(o.label || o.text, 80) }));
+    }
+    return {
+      role: role || "clickable",
+      name,
+      text,
+      nearby_text: nearbyOf(el),
+      tag: el.tagName.toLowerCase(),
+      input_type: el.tagName === "INPUT" ? type || "text" : "",
+      href: el.tagName === "A" && el.href ? el.href : null,
+      locators,
+      form: formOf(el),
+      required: !!el.required,
+      disabled: !!el.disabled || el.getAttribute("aria-disabled") === "true",
+      options,
+    };
+  };
+
+  for (const el of document.querySelectorAll(INTERACTIVE)) {
+    if (elements.length >= MAX_ELEMENTS || performance.now() - started > TIME_BUDGET_MS) {
+      truncated = true;
+      break;
+    }
+    if (seen.has(el) || !visible(el)) continue;
+    seen.add(el);
+    elements.push(describe(el, roleOf(el)));
+  }
+  // Clickable elements that are not semantic controls: pointer cursor, no interactive ancestor.
+  if (!truncated) {
+    const candidates = document.querySelectorAll("div, span, li, td, img, label");
+    let checked = 0;
+    for (const el of candidates) {
+      if (elements.length >= MAX_ELEMENTS || checked++ > 3000 || performance.now() - started > TIME_BUDGET_MS) break;
+      if (seen.has(el) || el.closest(INTERACTIVE)) continue;
+      if (getComputedStyle(el).cursor !== "pointer") continue;
+      const parent = el.parentElement;
+      if (parent && getComputedStyle(parent).cursor === "pointer") continue;
+      if (!visible(el) || !textOf(el)) continue;
+      seen.add(el);
+      elements.push(describe(el, ""));
+    }
+  }
+
+  // The snapshot: one line per element with a role, states but not values.
+  const snapshot = [];
+  for (const el of document.querySelectorAll(INTERACTIVE + ", h1, h2, h3, h4, h5, h6, [role=alert], [role=status], [role=heading], img[alt], [aria-invalid=true]")) {
+    if (snapshot.length >= MAX_SNAPSHOT || performance.now() - started > 2 * TIME_BUDGET_MS) break;
+    if (!visible(el)) continue;
+    const role = roleOf(el) || (el.getAttribute("onclick") ? "clickable" : "");
+    if (!role) continue;
+    let line = `${role} ${JSON.stringify(clip(nameOf(el, role), 120))}`;
+    if (role === "heading") line += ` level=${el.getAttribute("aria-level") || el.tagName.slice(1)}`;
+    if (el.required) line += " required";
+    if (el.disabled) line += " disabled";
+    if (el.checked) line += " checked";
+    if (el.getAttribute("aria-invalid") === "true" || (el.matches && el.matches(":user-invalid"))) line += " invalid";
+    if (["alert", "status"].includes(role)) line = `${role} ${JSON.stringify(clip(el.innerText, 160))}`;
+    snapshot.push(line);
+  }
+
+  const forms = Array.from(document.forms).slice(0, 50).map((f) =>
+    clip(f.getAttribute("name") || f.getAttribute("id") || f.getAttribute("action") || "form", 80));
+
+  const validation = [];
+  for (const el of document.querySelectorAll("[aria-invalid=true], [role=alert], .error, .errors, .invalid-feedback, .field-error")) {
+    if (validation.length >= 20) break;
+    if (!visible(el)) continue;
+    const t = clip(el.innerText || el.getAttribute("aria-label") || "", 160);
+    if (t) validation.push(t);
+  }
+
+  const nav = performance.getEntriesByType("navigation")[0];
+  return {
+    url: location.href,
+    title: clip(document.title, 200),
+    http_status: nav && nav.responseStatus ? nav.responseStatus : null,
+    ready_state: document.readyState,
+    elements,
+    text_excerpt: clip(document.body ? document.body.innerText : "", 2000),
+    snapshot,
+    forms,
+    validation_errors: validation,
+    truncated,
+    node_count: document.getElementsByTagName("*").length,
+  };

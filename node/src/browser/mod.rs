@@ -1,0 +1,26 @@
+//! Headless Chromium: the production [`crate::Environment`].
+//!
+//! - `process`: one Chromium process, launched in its own process group, killed as a group.
+//! - `pool`: the task that owns the node's browser; environments share it through a handle and
+//!   ask it to restart after a crash.
+//! - `tab`: an isolated browser context with one page, forager's scripts and guards (seeded
+//!   randomness, fixed-epoch clock, non-blocking dialogs, origin-restricted requests), and the
+//!   primitives: observe, click, fill, select, press, navigate, back, settle, screenshot.
+//! - `env`: [`ChromiumEnv`], the environment: the page cache, replay with fingerprint checks,
+//!   the refusal to replay writes, success predicates, the validator's pre-pass.
+//!
+//! Page scripts live in `js/`: `observe.js` (the DOM walk behind every observation),
+//! `act.js` (locator resolution and field helpers), `prelude.js` (roles, accessible names, CSS
+//! paths), `init.js` (determinism), `settle.js`, `predicates.js`.
+
+mod env;
+mod pool;
+mod process;
+mod tab;
+
+pub use env::{ChromiumEnv, EnvOptions, EnvStats, PageSummary};
+pub use pool::{BrowserPool, PoolError};
+pub use process::{
+    BrowserOptions, BrowserProcess, DEBIAN_CHROMIUM, FLAGS, LaunchError, kill_group,
+};
+pub use tab::{NetworkLog, OriginGuard, Tab, Timeouts};

@@ -1,0 +1,1023 @@
+//! A tab: one isolated browser context holding one page, with forager's guards installed.
+//!
+//! Every tab gets, before its first document: the determinism script (seeded `Math.random`,
+//! fixed-epoch `Date`, non-blocking dialogs) and any user init script; request interception
+//! that lets through only the task's origins (everything else fails with `BlockedByClient`
+//! before it leaves the browser, and is logged); listeners for console errors, exceptions,
+//! dialogs and renderer crashes. Every CDP call runs under a timeout.
+
+use crate::environment::EnvError;
+use chromiumoxide::cdp::browser_protocol::fetch::{
+    ContinueRequestParams, EnableParams as FetchEnable, EventRequestPaused, FailRequestParams,
+    RequestPattern,
+};
+use chromiumoxide::cdp::browser_protocol::input::{
+    DispatchKeyEventParams, DispatchKeyEventType, InsertTextParams,
+};
+use chromiumoxide::cdp::browser_protocol::inspector::EventTargetCrashed;
+use chromiumoxide::cdp::browser_protocol::network::ErrorReason;
+use chromiumoxide::cdp::browser_protocol::page::{
+    AddScriptToEvaluateOnNewDocumentParams, CaptureScreenshotFormat, EventJavascriptDialogOpening,
+    HandleJavaScriptDialogParams,
+};
+use chromiumoxide::cdp::browser_protocol::target::{
+    CreateBrowserContextParams, CreateTargetParams,
+};
+use chromiumoxide::cdp::js_protocol::runtime::{EventConsoleApiCalled, EventExceptionThrown};
+use chromiumoxide::layout::Point;
+use chromiumoxide::page::ScreenshotParams;
+use chromiumoxide::types::MethodId;
+use chromiumoxide::{Browser, Page};
+use chromiumoxide::{Command, Method};
+use forager_protocol::observation::{Dialog, Element, FormContext, Observation, SelectOption};
+use futures::StreamExt;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeSet;
+use std::future::Future;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+const PRELUDE: &str = include_str!("js/prelude.js");
+const OBSERVE: &str = include_str!("js/observe.js");
+const ACT: &str = include_str!("js/act.js");
+const SETTLE: &str = include_str!("js/settle.js");
+const PREDICATES: &str = include_str!("js/predicates.js");
+const INIT: &str = include_str!("js/init.js");
+
+/// Time limits of a tab's operations.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Timeouts {
+    /// Any single CDP call.
+    pub call: Duration,
+    /// A navigation to be committed.
+    pub navigation: Duration,
+    /// Waiting for a page to settle after an action.
+    pub settle: Duration,
+}
+
+impl Default for Timeouts {
+    fn default() -> Self {
+        Timeouts {
+            call: Duration::from_secs(10),
+            navigation: Duration::from_secs(15),
+            settle: Duration::from_secs(3),
+        }
+    }
+}
+
+/// Origins a tab may talk to. `data:`, `blob:` and `about:` are always allowed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OriginGuard {
+    allowed: Vec<String>,
+}
+
+impl OriginGuard {
+    /// A guard allowing these origins (`scheme://host:port`), given as URLs.
+    pub fn new<'a>(urls: impl IntoIterator<Item = &'a str>) -> OriginGuard {
+        let allowed = urls
+            .into_iter()
+            .filter_map(|u| url::Url::parse(u).ok())
+            .map(|u| u.origin().ascii_serialization())
+            .collect();
+        OriginGuard { allowed }
+    }
+
+    /// Whether a request to `url` may leave the browser.
+    pub fn allows(&self, url: &str) -> bool {
+        if url.starts_with("data:") || url.starts_with("blob:") || url.starts_with("about:") {
+            return true;
+        }
+        match url::Url::parse(url) {
+            Ok(parsed) => {
+                let origin = parsed.origin().ascii_serialization();
+                self.allowed.contains(&origin)
+            }
+            Err(_) => false,
+        }
+    }
+}
+
+/// What the browser's network saw, across all tabs of an environment.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct NetworkLog {
+    /// Requests let through.
+    pub allowed: u64,
+    /// Origins of the requests let through.
+    pub allowed_origins: BTreeSet<String>,
+    /// Requests blocked because of their origin.
+    pub blocked: u64,
+    /// The first blocked URLs.
+    pub blocked_urls: Vec<String>,
+}
+
+#[derive(Debug, Default)]
+struct TabEvents {
+    console_errors: Vec<String>,
+    dialogs: Vec<Dialog>,
+    crashed: bool,
+}
+
+/// What `observe.js` returns.
+#[derive(Debug, Clone, Deserialize)]
+pub(crate) struct RawObservation {
+    pub url: String,
+    pub title: String,
+    pub http_status: Option<u16>,
+    pub ready_state: String,
+    pub elements: Vec<RawElement>,
+    pub text_excerpt: String,
+    pub snapshot: Vec<String>,
+    pub forms: Vec<String>,
+    pub validation_errors: Vec<String>,
+    pub truncated: bool,
+    pub node_count: u64,
+}
+
+/// One element as `observe.js` describes it.
+#[derive(Debug, Clone, Deserialize)]
+pub(crate) struct RawElement {
+    pub role: String,
+    pub name: String,
+    pub text: String,
+    pub nearby_text: String,
+    pub tag: String,
+    pub input_type: String,
+    pub href: Option<String>,
+    pub locators: Vec<forager_protocol::Locator>,
+    pub form: Option<RawForm>,
+    pub required: bool,
+    pub disabled: bool,
+    pub options: Option<Vec<RawOption>>,
+}
+
+/// A form as `observe.js` describes it.
+#[derive(Debug, Clone, Deserialize)]
+pub(crate) struct RawForm {
+    pub name: String,
+    pub submit_name: Option<String>,
+    pub posts: bool,
+    pub css: String,
+}
+
+/// An option of a select.
+#[derive(Debug, Clone, Deserialize)]
+pub(crate) struct RawOption {
+    pub value: String,
+    pub label: String,
+}
+
+#[derive(Debug, Deserialize)]
+struct ActResult {
+    status: String,
+    locator: Option<i64>,
+    x: Option<f64>,
+    y: Option<f64>,
+    covered_by: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+struct SettleState {
+    ready: String,
+    nodes: u64,
+    new_document: bool,
+    url: String,
+}
+
+/// `Runtime.evaluate` with a lenient response (a newer Chromium's unknown enum values in the
+/// typed `RemoteObject` cannot break it).
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct RawEvaluate {
+    expression: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    context_id: Option<i64>,
+    return_by_value: bool,
+    await_promise: bool,
+    timeout: f64,
+}
+
+impl Method for RawEvaluate {
+    fn identifier(&self) -> MethodId {
+        "Runtime.evaluate".into()
+    }
+}
+
+impl Command for RawEvaluate {
+    type Response = serde_json::Value;
+}
+
+/// `Page.navigate` with a lenient response.
+#[derive(Debug, Clone, Serialize)]
+struct RawNavigate {
+    url: String,
+}
+
+impl Method for RawNavigate {
+    fn identifier(&self) -> MethodId {
+        "Page.navigate".into()
+    }
+}
+
+impl Command for RawNavigate {
+    type Response = serde_json::Value;
+}
+
+/// `Page.stopLoading`.
+#[derive(Debug, Clone, Serialize)]
+struct StopLoading {}
+
+impl Method for StopLoading {
+    fn identifier(&self) -> MethodId {
+        "Page.stopLoading".into()
+    }
+}
+
+impl Command for StopLoading {
+    type Response = serde_json::Value;
+}
+
+/// Which locator of a target's chain resolved it.
+pub type LocatorIndex = usize;
+
+/// A browser context with one page and forager's guards.
+pub struct Tab {
+    browser: Arc<Browser>,
+    context: chromiumoxide::cdp::browser_protocol::browser::BrowserContextId,
+    page: Page,
+    events: Arc<Mutex<TabEvents>>,
+    listeners: Vec<tokio::task::JoinHandle<()>>,
+    timeouts: Timeouts,
+    closed: bool,
+}
+
+impl std::fmt::Debug for Tab {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Tab")
+            .field("context", &self.context)
+            .finish()
+    }
+}
+
+/// Runs a CDP future under a timeout, mapping failures to named errors.
+async fn timed<T, E: std::fmt::Display>(
+    operation: &'static str,
+    limit: Duration,
+    future: impl Future<Output = Result<T, E>>,
+) -> Result<T, EnvError> {
+    match tokio::time::timeout(limit, future).await {
+        Ok(Ok(value)) => Ok(value),
+        Ok(Err(error)) => {
+            let text = error.to_string();
+            // A dead connection means a dead browser.
+            if text.contains("channel closed")
+                || text.contains("ChannelSendError")
+                || text.contains("oneshot canceled")
+                || text.contains("connection closed")
+                || text.contains("Target closed")
+            {
+                Err(EnvError::Crashed(format!("{operation}: {text}")))
+            } else {
+                Err(EnvError::Other(format!("{operation}: {text}")))
+            }
+        }
+        Err(_) => Err(EnvError::Timeout {
+            operation,
+            after_ms: limit.as_millis() as u64,
+        }),
+    }
+}
+
+fn js_string(value: &impl Serialize) -> String {
+    serde_json::to_string(value).unwrap_or_else(|_| "null".into())
+}
+
+impl Tab {
+    /// Opens a fresh context and page, installs the guards and scripts.
+    pub async fn open(
+        browser: Arc<Browser>,
+        guard: Arc<OriginGuard>,
+        network: Arc<Mutex<NetworkLog>>,
+        seed: u64,
+        user_init: Option<&str>,
+        timeouts: Timeouts,
+    ) -> Result<Tab, EnvError> {
+        let limit = timeouts.call;
+        let context = timed(
+            "create browser context",
+            limit,
+            browser.create_browser_context(CreateBrowserContextParams::default()),
+        )
+        .await?;
+        let params = CreateTargetParams::builder()
+            .url("about:blank")
+            .browser_context_id(context.clone())
+            .build()
+            .map_err(EnvError::Other)?;
+        let page = match timed("create page", limit, browser.new_page(params)).await {
+            Ok(page) => page,
+            Err(e) => {
+                let _ = timed(
+                    "dispose context",
+                    limit,
+                    browser.dispose_browser_context(context),
+                )
+                .await;
+                return Err(e);
+            }
+        };
+        let events = Arc::new(Mutex::new(TabEvents::default()));
+        let mut tab = Tab {
+            browser,
+            context,
+            page,
+            events,
+            listeners: Vec::new(),
+            timeouts,
+            closed: false,
+        };
+        if let Err(e) = tab.install(guard, network, seed, user_init).await {
+            tab.close().await;
+            return Err(e);
+        }
+        Ok(tab)
+    }
+
+    async fn install(
+        &mut self,
+        guard: Arc<OriginGuard>,
+        network: Arc<Mutex<NetworkLog>>,
+        seed: u64,
+        user_init: Option<&str>,
+    ) -> Result<(), EnvError> {
+        let limit = self.timeouts.call;
+        let page = self.page.clone();
+
+        // Request guard: decide every request before it leaves the browser.
+        let mut paused = timed(
+            "listen to requests",
+            limit,
+            page.event_listener::<EventRequestPaused>(),
+        )
+        .await?;
+        let guard_page = page.clone();
+        self.listeners.push(tokio::spawn(async move {
+            while let Some(event) = paused.next().await {
+                let url = &event.request.url;
+                let allowed = guard.allows(url);
+                if let Ok(mut log) = network.lock() {
+                    if allowed {
+                        log.allowed += 1;
+                        if let Ok(parsed) = url::Url::parse(url) {
+                            log.allowed_origins
+                                .insert(parsed.origin().ascii_serialization());
+                        }
+                    } else {
+                        log.blocked += 1;
+                        if log.blocked_urls.len() < 100 {
+                            log.blocked_urls.push(url.clone());
+                        }
+                    }
+                }
+                let id = event.request_id.clone();
+                let sent = if allowed {
+                    guard_page
+                        .execute(ContinueRequestParams::new(id))
+                        .await
+                        .map(|_| ())
+                } else {
+                    tracing::info!(%url, "blocked a request to another origin");
+                    guard_page
+                        .execute(FailRequestParams::new(id, ErrorReason::BlockedByClient))
+                        .await
+                        .map(|_| ())
+                };
+                if let Err(error) = sent {
+                    tracing::debug!(%error, "request guard reply failed");
+                }
+            }
+        }));
+
+        // Console errors, exceptions, dialogs, crashes.
+        let mut console = timed(
+            "listen to console",
+            limit,
+            page.event_listener::<EventConsoleApiCalled>(),
+        )
+        .await?;
+        let events = self.events.clone();
+        self.listeners.push(tokio::spawn(async move {
+            while let Some(event) = console.next().await {
+                let text: String = event
+                    .args
+                    .iter()
+                    .filter_map(|a| {
+                        a.value
+                            .as_ref()
+                            .map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_owned))
+                    })
+                    .collect::<Vec<_>>()
+                    .join(" ");
+                let kind = format!("{:?}", event.r#type).to_lowercase();
+                if let Ok(mut e) = events.lock() {
+                    if let Some(rest) = text.strip_prefix("[forager:dialog:") {
+                        let (kind, message) = rest.split_once("] ").unwrap_or((rest, ""));
+                        if e.dialogs.len() < 50 {
+                            e.dialogs.push(Dialog {
+                                kind: kind.to_owned(),
+                                message: message.to_owned(),
+                            });
+                        }
+                    } else if kind == "error" && e.console_errors.len() < 50 {
+                        e.console_errors.push(text.chars().take(300).collect());
+                    }
+                }
+            }
+        }));
+        let mut exceptions = timed(
+            "listen to exceptions",
+            limit,
+            page.event_listener::<EventExceptionThrown>(),
+        )
+        .await?;
+        let events = self.events.clone();
+        self.listeners.push(tokio::spawn(async move {
+            while let Some(event) = exceptions.next().await {
+                let details = &event.exception_details;
+                let text = details
+                    .exception
+                    .as_ref()
+                    .and_then(|e| e.description.clone())
+                    .unwrap_or_else(|| details.text.clone());
+                if let Ok(mut e) = events.lock()
+                    && e.console_errors.len() < 50
+                {
+                    e.console_errors.push(text.chars().take(300).collect());
+                }
+            }
+        }));
+        let mut dialogs = timed(
+            "listen to dialogs",
+            limit,
+            page.event_listener::<EventJavascriptDialogOpening>(),
+        )
+        .await?;
+        let events = self.events.clone();
+        let dialog_page = page.clone();
+        self.listeners.push(tokio::spawn(async move {
+            while let Some(event) = dialogs.next().await {
+                if let Ok(mut e) = events.lock()
+                    && e.dialogs.len() < 50
+                {
+                    e.dialogs.push(Dialog {
+                        kind: format!("{:?}", event.r#type).to_lowercase(),
+                        message: event.message.chars().take(300).collect(),
+                    });
+                }
+                // Never leave a page blocked on a dialog: dismiss it.
+                let _ = dialog_page
+                    .execute(HandleJavaScriptDialogParams::new(false))
+                    .await;
+            }
+        }));
+        let mut crashes = timed(
+            "listen to crashes",
+            limit,
+            page.event_listener::<EventTargetCrashed>(),
+        )
+        .await?;
+        let events = self.events.clone();
+        self.listeners.push(tokio::spawn(async move {
+            if crashes.next().await.is_some()
+                && let Ok(mut e) = events.lock()
+            {
+                e.crashed = true;
+            }
+        }));
+
+        let epoch_ms: u64 = 1_767_225_600_000 + (seed % 1_000) * 86_400_000;
+        let init = format!(
+            "const FORAGER_SEED = {}; const FORAGER_EPOCH_MS = {epoch_ms};\n{INIT}",
+            seed as u32
+        );
+        timed(
+            "add init script",
+            limit,
+            page.execute(AddScriptToEvaluateOnNewDocumentParams::new(init)),
+        )
+        .await?;
+        if let Some(script) = user_init {
+            timed(
+                "add user init script",
+                limit,
+                page.execute(AddScriptToEvaluateOnNewDocumentParams::new(script)),
+            )
+            .await?;
+        }
+        let pattern = RequestPattern::builder().url_pattern("*").build();
+        timed(
+            "enable request interception",
+            limit,
+            page.execute(FetchEnable::builder().pattern(pattern).build()),
+        )
+        .await?;
+        Ok(())
+    }
+
+    /// Whether the renderer crashed.
+    pub fn crashed(&self) -> bool {
+        self.events.lock().map(|e| e.crashed).unwrap_or(true)
+    }
+
+    fn check_alive(&self) -> Result<(), EnvError> {
+        if self.crashed() {
+            Err(EnvError::Crashed("the page's renderer crashed".into()))
+        } else {
+            Ok(())
+        }
+    }
+
+    /// Console errors and dialogs since the last call.
+    pub fn drain_events(&self) -> (Vec<String>, Vec<Dialog>) {
+        match self.events.lock() {
+            Ok(mut e) => (
+                std::mem::take(&mut e.console_errors),
+                std::mem::take(&mut e.dialogs),
+            ),
+            Err(_) => (Vec::new(), Vec::new()),
+        }
+    }
+
+    /// Evaluates a script and returns its JSON value. `isolated`: in the utility world (the
+    /// page's own scripts cannot interfere), else in the page's world.
+    pub async fn evaluate(
+        &self,
+        expression: String,
+        isolated: bool,
+    ) -> Result<serde_json::Value, EnvError> {
+        self.check_alive()?;
+        let limit = self.timeouts.call;
+        let context_id = if isolated {
+            let mut id = None;
+            // The utility world of a fresh document appears shortly after it.
+            for _ in 0..20 {
+                id = timed(
+                    "find the isolated world",
+                    limit,
+                    self.page.secondary_execution_context(),
+                )
+                .await?;
+                if id.is_some() {
+                    break;
+                }
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+            id.map(|id| *id.inner())
+        } else {
+            None
+        };
+        let command = RawEvaluate {
+            expression,
+            context_id,
+            return_by_value: true,
+            await_promise: true,
+            timeout: limit.as_millis() as f64,
+        };
+        let response = timed("evaluate", limit, self.page.execute(command)).await?;
+        let body = response.result;
+        if let Some(details) = body.get("exceptionDetails") {
+            let text = details
+                .pointer("/exception/description")
+                .or_else(|| details.get("text"))
+                .and_then(|v| v.as_str())
+                .unwrap_or("script threw");
+            return Err(EnvError::Other(format!(
+                "script error: {}",
+                text.chars().take(300).collect::<String>()
+            )));
+        }
+        Ok(body
+            .pointer("/result/value")
+            .cloned()
+            .unwrap_or(serde_json::Value::Null))
+    }
+
+    /// Observes the page (raw form).
+    pub(crate) async fn observe_raw(&self) -> Result<RawObservation, EnvError> {
+        let script = format!("(() => {{\n{PRELUDE}\n{OBSERVE}\n}})()");
+        let value = self.evaluate(script, true).await?;
+        serde_json::from_value(value)
+            .map_err(|e| EnvError::Other(format!("observation did not parse: {e}")))
+    }
+
+    /// Observes the page: elements, snapshot, fingerprint, console errors and dialogs since the
+    /// last look.
+    pub async fn observation(&self) -> Result<Observation, EnvError> {
+        let raw = self.observe_raw().await?;
+        let (console_errors, dialogs) = self.drain_events();
+        Ok(to_observation(raw, console_errors, dialogs))
+    }
+
+    /// Evaluates text and selector predicates.
+    pub async fn check_dom(
+        &self,
+        texts: &[String],
+        selectors: &[String],
+    ) -> Result<(Vec<bool>, Vec<bool>), EnvError> {
+        let script = format!(
+            "(() => {{ const TEXTS = {}; const SELECTORS = {};\n{PREDICATES}\n}})()",
+            js_string(&texts),
+            js_string(&selectors)
+        );
+        let value = self.evaluate(script, true).await?;
+        let list = |key: &str| -> Vec<bool> {
+            value
+                .get(key)
+                .and_then(|v| v.as_array())
+                .map(|a| a.iter().map(|b| b.as_bool().unwrap_or(false)).collect())
+                .unwrap_or_default()
+        };
+        Ok((list("texts"), list("selectors")))
+    }
+
+    async fn act_script(
+        &self,
+        op: &str,
+        locators: &[forager_protocol::Locator],
+        arg: &str,
+    ) -> Result<ActResult, EnvError> {
+        let script = format!(
+            "(() => {{ const OP = {}; const LOCATORS = {}; const ARG = {};\n{PRELUDE}\n{ACT}\n}})()",
+            js_string(&op),
+            js_string(&locators),
+            js_string(&arg)
+        );
+        let value = self.evaluate(script, true).await?;
+        serde_json::from_value(value)
+            .map_err(|e| EnvError::Other(format!("action script did not parse: {e}")))
+    }
+
+    fn target_error(result: &ActResult, what: &str) -> Option<EnvError> {
+        match result.status.as_str() {
+            "ok" => None,
+            "missing" => Some(EnvError::TargetMissing(what.to_owned())),
+            "hidden" | "disabled" => Some(EnvError::TargetHidden(format!(
+                "{what} ({})",
+                result.status
+            ))),
+            "covered" => Some(EnvError::TargetCovered(format!(
+                "{what} is under {}",
+                result.covered_by.as_deref().unwrap_or("another element")
+            ))),
+            other => Some(EnvError::Other(format!("{what}: {other}"))),
+        }
+    }
+
+    /// Clicks the element a locator chain resolves to, with real mouse events at its centre.
+    pub async fn click(
+        &self,
+        locators: &[forager_protocol::Locator],
+        what: &str,
+    ) -> Result<LocatorIndex, EnvError> {
+        let result = self.act_script("point", locators, "").await?;
+        if let Some(error) = Tab::target_error(&result, what) {
+            return Err(error);
+        }
+        let point = Point {
+            x: result.x.unwrap_or(0.0),
+            y: result.y.unwrap_or(0.0),
+        };
+        timed("click", self.timeouts.call, self.page.click(point)).await?;
+        Ok(result.locator.unwrap_or(0).max(0) as usize)
+    }
+
+    /// Types text into the element a locator chain resolves to (after clearing it).
+    pub async fn fill(
+        &self,
+        locators: &[forager_protocol::Locator],
+        what: &str,
+        text: &str,
+    ) -> Result<LocatorIndex, EnvError> {
+        let result = self.act_script("focus_clear", locators, "").await?;
+        if result.status == "unfocusable" {
+            return Err(EnvError::TargetHidden(format!("{what} cannot take focus")));
+        }
+        if let Some(error) = Tab::target_error(&result, what) {
+            return Err(error);
+        }
+        if !text.is_empty() {
+            timed(
+                "type",
+                self.timeouts.call,
+                self.page.execute(InsertTextParams::new(text)),
+            )
+            .await?;
+        }
+        Ok(result.locator.unwrap_or(0).max(0) as usize)
+    }
+
+    /// Chooses an option (by value or label) in a select.
+    pub async fn select(
+        &self,
+        locators: &[forager_protocol::Locator],
+        what: &str,
+        option: &str,
+    ) -> Result<LocatorIndex, EnvError> {
+        let result = self.act_script("select", locators, option).await?;
+        if result.status == "no_option" {
+            return Err(EnvError::TargetMissing(format!(
+                "option {option:?} in {what}"
+            )));
+        }
+        if let Some(error) = Tab::target_error(&result, what) {
+            return Err(error);
+        }
+        Ok(result.locator.unwrap_or(0).max(0) as usize)
+    }
+
+    /// Presses a key (DOM `KeyboardEvent.key` name) in the focused element.
+    pub async fn press(&self, key: &str) -> Result<(), EnvError> {
+        let (key_name, code, vk, text) =
+            key_info(key).ok_or_else(|| EnvError::Other(format!("unsupported key {key:?}")))?;
+        let mut down = DispatchKeyEventParams::builder()
+            .r#type(DispatchKeyEventType::KeyDown)
+            .key(key_name)
+            .code(code)
+            .windows_virtual_key_code(vk)
+            .native_virtual_key_code(vk);
+        if let Some(text) = text {
+            down = down.text(text);
+        }
+        let down = down.build().map_err(EnvError::Other)?;
+        let up = DispatchKeyEventParams::builder()
+            .r#type(DispatchKeyEventType::KeyUp)
+            .key(key_name)
+            .code(code)
+            .windows_virtual_key_code(vk)
+            .native_virtual_key_code(vk)
+            .build()
+            .map_err(EnvError::Other)?;
+        timed("key down", self.timeouts.call, self.page.execute(down)).await?;
+        timed("key up", self.timeouts.call, self.page.execute(up)).await?;
+        Ok(())
+    }
+
+    /// Starts a navigation and waits for it to commit. Fails with the browser's error text
+    /// (`net::ERR_TOO_MANY_REDIRECTS`, `net::ERR_BLOCKED_BY_CLIENT`, …).
+    ///
+    /// Chromium answers `Page.navigate` only when the document has loaded, which for a page
+    /// that never finishes loading is never; so the command runs in the background and the
+    /// navigation counts as committed as soon as a new document appears in the page.
+    pub async fn navigate(&self, url: &str) -> Result<(), EnvError> {
+        self.check_alive()?;
+        let settle_script = format!("(() => {{\n{SETTLE}\n}})()");
+        // Mark the current document, so that a new one can be told apart.
+        let _ = self.evaluate(settle_script.clone(), true).await;
+        let page = self.page.clone();
+        let command = RawNavigate {
+            url: url.to_owned(),
+        };
+        let (answer, mut answered) = tokio::sync::oneshot::channel();
+        let limit = self.timeouts.navigation;
+        tokio::spawn(async move {
+            let response = tokio::time::timeout(limit, page.execute(command)).await;
+            let _ = answer.send(response.ok().map(|r| r.map(|r| r.result)));
+        });
+        let started = Instant::now();
+        loop {
+            match answered.try_recv() {
+                Ok(Some(Ok(result))) => {
+                    if let Some(error) = result.get("errorText").and_then(|e| e.as_str())
+                        && !error.is_empty()
+                    {
+                        return Err(EnvError::NavigationBlocked(format!("{url}: {error}")));
+                    }
+                    return Ok(());
+                }
+                Ok(Some(Err(error))) => {
+                    return Err(EnvError::Other(format!("navigate: {error}")));
+                }
+                Ok(None) | Err(tokio::sync::oneshot::error::TryRecvError::Closed) => break,
+                Err(tokio::sync::oneshot::error::TryRecvError::Empty) => {}
+            }
+            if let Ok(value) = self.evaluate(settle_script.clone(), true).await
+                && let Ok(state) = serde_json::from_value::<SettleState>(value)
+                && state.new_document
+                && !state.url.starts_with("about:blank")
+            {
+                if !state.url.starts_with("chrome-error:") {
+                    return Ok(());
+                }
+                // An error page: its error code is on it (the command's answer may follow).
+                let code = self
+                    .evaluate(
+                        "(document.body && document.body.innerText.match(/ERR_[A-Z_]+/) || [''])[0]"
+                            .into(),
+                        true,
+                    )
+                    .await
+                    .ok()
+                    .and_then(|v| v.as_str().map(str::to_owned))
+                    .filter(|c| !c.is_empty());
+                if let Some(code) = code {
+                    return Err(EnvError::NavigationBlocked(format!("{url}: net::{code}")));
+                }
+            }
+            if started.elapsed() >= limit {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(30)).await;
+        }
+        let _ = timed(
+            "stop loading",
+            self.timeouts.call,
+            self.page.execute(StopLoading {}),
+        )
+        .await;
+        Err(EnvError::Timeout {
+            operation: "navigate",
+            after_ms: limit.as_millis() as u64,
+        })
+    }
+
+    /// History back.
+    pub async fn back(&self) -> Result<(), EnvError> {
+        self.evaluate("history.back(); true".into(), true).await?;
+        Ok(())
+    }
+
+    /// Waits until the page looks settled: the document has loaded (or the settle limit passed)
+    /// and its element count stopped changing. Returns whether a new document appeared.
+    pub async fn settle(&self) -> Result<bool, EnvError> {
+        let started = Instant::now();
+        let mut last_nodes = None;
+        let mut new_document = false;
+        let script = format!("(() => {{\n{SETTLE}\n}})()");
+        // Give a click's navigation a moment to start before the first look.
+        tokio::time::sleep(Duration::from_millis(15)).await;
+        loop {
+            match self.evaluate(script.clone(), true).await {
+                Ok(value) => {
+                    if let Ok(state) = serde_json::from_value::<SettleState>(value) {
+                        new_document |= state.new_document;
+                        let stable = last_nodes == Some(state.nodes);
+                        if state.ready == "complete" && stable {
+                            return Ok(new_document);
+                        }
+                        last_nodes = Some(state.nodes);
+                    }
+                }
+                // Mid-navigation the world can vanish; look again.
+                Err(EnvError::Other(_)) => {}
+                Err(other) => return Err(other),
+            }
+            if started.elapsed() >= self.timeouts.settle {
+                return Ok(new_document);
+            }
+            tokio::time::sleep(Duration::from_millis(25)).await;
+        }
+    }
+
+    /// A PNG screenshot of the viewport.
+    pub async fn screenshot(&self) -> Result<Vec<u8>, EnvError> {
+        let params = ScreenshotParams::builder()
+            .format(CaptureScreenshotFormat::Png)
+            .build();
+        timed(
+            "screenshot",
+            self.timeouts.call,
+            self.page.screenshot(params),
+        )
+        .await
+    }
+
+    /// Closes the page and disposes its context.
+    pub async fn close(&mut self) {
+        if self.closed {
+            return;
+        }
+        self.closed = true;
+        for listener in self.listeners.drain(..) {
+            listener.abort();
+        }
+        let limit = Duration::from_secs(3);
+        let _ = tokio::time::timeout(limit, self.page.clone().close()).await;
+        let _ = tokio::time::timeout(
+            limit,
+            self.browser.dispose_browser_context(self.context.clone()),
+        )
+        .await;
+    }
+}
+
+impl Drop for Tab {
+    fn drop(&mut self) {
+        for listener in self.listeners.drain(..) {
+            listener.abort();
+        }
+        if !self.closed {
+            // Dispose the context in the background; the browser outlives the tab.
+            let browser = self.browser.clone();
+            let context = self.context.clone();
+            if let Ok(handle) = tokio::runtime::Handle::try_current() {
+                handle.spawn(async move {
+                    let _ = tokio::time::timeout(
+                        Duration::from_secs(3),
+                        browser.dispose_browser_context(context),
+                    )
+                    .await;
+                });
+            }
+        }
+    }
+}
+
+/// DOM key name → (key, code, Windows virtual key code, text).
+fn key_info(key: &str) -> Option<(&'static str, &'static str, i64, Option<&'static str>)> {
+    Some(match key.to_ascii_lowercase().as_str() {
+        "enter" | "return" => ("Enter", "Enter", 13, Some("\r")),
+        "escape" | "esc" => ("Escape", "Escape", 27, None),
+        "tab" => ("Tab", "Tab", 9, None),
+        "backspace" => ("Backspace", "Backspace", 8, None),
+        "space" | " " => (" ", "Space", 32, Some(" ")),
+        "arrowdown" => ("ArrowDown", "ArrowDown", 40, None),
+        "arrowup" => ("ArrowUp", "ArrowUp", 38, None),
+        "arrowleft" => ("ArrowLeft", "ArrowLeft", 37, None),
+        "arrowright" => ("ArrowRight", "ArrowRight", 39, None),
+        "pagedown" => ("PageDown", "PageDown", 34, None),
+        "pageup" => ("PageUp", "PageUp", 33, None),
+        _ => return None,
+    })
+}
+
+fn to_observation(
+    raw: RawObservation,
+    console_errors: Vec<String>,
+    dialogs: Vec<forager_protocol::observation::Dialog>,
+) -> Observation {
+    let fingerprint =
+        forager_protocol::fingerprint::fingerprint(&raw.url, &raw.snapshot.join("\n"), &raw.forms);
+    let elements = raw
+        .elements
+        .into_iter()
+        .map(|e| Element {
+            role: e.role,
+            name: e.name,
+            text: e.text,
+            nearby_text: e.nearby_text,
+            tag: e.tag,
+            input_type: e.input_type,
+            href: e.href,
+            locators: e.locators,
+            form: e.form.map(|f| FormContext {
+                name: f.name,
+                submit_name: f.submit_name,
+                posts: f.posts,
+                selector: f.css,
+            }),
+            required: e.required,
+            disabled: e.disabled,
+            options: e
+                .options
+                .unwrap_or_default()
+                .into_iter()
+                .map(|o| SelectOption {
+                    value: o.value,
+                    label: o.label,
+                })
+                .collect(),
+        })
+        .collect();
+    let _ = (raw.ready_state, raw.truncated, raw.node_count);
+    Observation {
+        url: raw.url,
+        title: raw.title,
+        http_status: raw.http_status,
+        elements,
+        text_excerpt: raw.text_excerpt,
+        console_errors,
+        dialogs,
+        snapshot: raw.snapshot,
+        forms: raw.forms,
+        validation_errors: raw.validation_errors,
+        fingerprint,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn origin_guard() {
+        let guard = OriginGuard::new(["http://127.0.0.1:8080/start", "https://a.example"]);
+        assert!(guard.allows("http://127.0.0.1:8080/other?q=1"));
+        assert!(guard.allows("https://a.example/x"));
+        assert!(guard.allows("data:text/plain,hi"));
+        assert!(!guard.allows("http://127.0.0.1:9090/"));
+        assert!(!guard.allows("http://127.0.0.2:8080/"));
+        assert!(!guard.allows("https://127.0.0.1:8080/"));
+        assert!(!guard.allows("ws://127.0.0.1:8080/"));
+        assert!(!guard.allows("not a url"));
+        assert!(!guard.allows("file:///etc/passwd"));
+    }
+}

@@ -1,0 +1,672 @@
+//! Policies: which actions a page offers and how promising each looks (its prior).
+//!
+//! The default policy is offline and deterministic. Priors come from the similarity of the goal
+//! to each element's accessible name, text and nearby text, through an [`Embedder`] (hashed
+//! n-grams by default). Forms are proposed whole ([`Action::FillForm`]): each field gets the
+//! task input (or quoted string from the goal) whose name best matches the field's label,
+//! placeholder or type, and the form is submitted. Links to origins the task does not allow are
+//! never proposed, whatever the page says: page text is untrusted input.
+
+use crate::embed::{SparseVector, action_key, stable_hash, text_features};
+use crate::environment::Candidate;
+use forager_protocol::action::FieldValue;
+use forager_protocol::observation::{Element, Observation};
+use forager_protocol::risk::{self, ActionShape, RiskContext};
+use forager_protocol::{Action, FillValue, RiskClass, Target};
+use std::collections::BTreeMap;
+
+/// Text → vector, for similarity. Deterministic.
+pub trait Embedder: Send + Sync {
+    /// The vector of a text.
+    fn embed(&self, text: &str) -> SparseVector;
+}
+
+/// The hashed word and character-trigram embedder of [`crate::embed::text_features`].
+#[derive(Debug, Clone, Copy, Default)]
+pub struct HashedNgrams;
+
+impl Embedder for HashedNgrams {
+    fn embed(&self, text: &str) -> SparseVector {
+        text_features(text)
+    }
+}
+
+/// What a policy knows about the task.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TaskContext {
+    /// The goal text.
+    pub goal: String,
+    /// Input names (values stay in the task; actions refer to inputs by name).
+    pub inputs: Vec<(String, String)>,
+    /// Origins links may lead to (`scheme://host:port`).
+    pub allowed_origins: Vec<String>,
+}
+
+impl TaskContext {
+    /// Strings quoted in the goal ("…", '…', “…”), as literal fill values.
+    pub fn quoted_strings(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for (open, close) in [('"', '"'), ('\u{201c}', '\u{201d}'), ('\'', '\'')] {
+            let mut rest = self.goal.as_str();
+            while let Some(start) = rest.find(open) {
+                let after = &rest[start + open.len_utf8()..];
+                let Some(end) = after.find(close) else { break };
+                let quoted = after[..end].trim();
+                // Apostrophes inside words are not quotes.
+                if !quoted.is_empty()
+                    && quoted.len() <= 200
+                    && !(open == '\'' && quoted.contains(' ') && quoted.len() > 60)
+                {
+                    out.push(quoted.to_owned());
+                }
+                rest = &after[end + close.len_utf8()..];
+            }
+        }
+        out.dedup();
+        out
+    }
+
+    fn allows(&self, href: &str) -> bool {
+        match url::Url::parse(href) {
+            Ok(url) if matches!(url.scheme(), "http" | "https") => {
+                let origin = url.origin().ascii_serialization();
+                self.allowed_origins.contains(&origin)
+            }
+            // javascript:, mailto: and the like are not navigations we follow.
+            Ok(url) => url.scheme() == "javascript",
+            Err(_) => false,
+        }
+    }
+}
+
+/// A page's candidates and how promising the page itself looks.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Proposals {
+    /// The actions, priors normalised to sum to 1.
+    pub candidates: Vec<Candidate<Action>>,
+    /// The page's value hint in [0, 1]: its title's and headings' similarity to the goal, or
+    /// 0.8 × its most goal-like action, whichever is larger.
+    pub value_hint: f64,
+}
+
+/// Proposes actions for a page.
+pub trait Policy: Send + Sync {
+    /// The candidates of an observation.
+    fn propose(&self, observation: &Observation, task: &TaskContext) -> Proposals;
+}
+
+/// The offline, deterministic policy described in the module documentation.
+pub struct DefaultPolicy<E = HashedNgrams> {
+    embedder: E,
+}
+
+impl Default for DefaultPolicy<HashedNgrams> {
+    fn default() -> Self {
+        DefaultPolicy {
+            embedder: HashedNgrams,
+        }
+    }
+}
+
+impl<E: Embedder> DefaultPolicy<E> {
+    /// A policy over an embedder.
+    pub fn new(embedder: E) -> Self {
+        DefaultPolicy { embedder }
+    }
+
+    fn similarity(&self, goal: &SparseVector, text: &str) -> f64 {
+        if text.trim().is_empty() {
+            return 0.0;
+        }
+        f64::from(goal.cosine(&self.embedder.embed(text)).max(0.0))
+    }
+
+    fn affinity(&self, goal: &SparseVector, element: &Element) -> f64 {
+        let name = self.similarity(goal, &element.name);
+        let text = if element.text != element.name {
+            0.7 * self.similarity(goal, &element.text)
+        } else {
+            0.0
+        };
+        let nearby = 0.4 * self.similarity(goal, &element.nearby_text);
+        name.max(text).max(nearby)
+    }
+}
+
+/// The stable location hash of a URL, as environments report [`crate::StateInfo::location`]:
+/// the URL without its fragment.
+pub fn location_of(url: &str) -> u64 {
+    let without_fragment = match url::Url::parse(url) {
+        Ok(mut parsed) => {
+            parsed.set_fragment(None);
+            parsed.to_string()
+        }
+        Err(_) => url.split('#').next().unwrap_or(url).to_owned(),
+    };
+    stable_hash(without_fragment.as_bytes())
+}
+
+fn target_of(element: &Element) -> Target {
+    Target {
+        locators: element.locators.clone(),
+        role: element.role.clone(),
+        name: element.name.clone(),
+    }
+}
+
+fn is_text_field(element: &Element) -> bool {
+    matches!(element.role.as_str(), "textbox" | "searchbox")
+        && !matches!(
+            element.input_type.as_str(),
+            "checkbox"
+                | "radio"
+                | "submit"
+                | "button"
+                | "file"
+                | "image"
+                | "reset"
+                | "range"
+                | "color"
+        )
+}
+
+fn is_clickable(element: &Element) -> bool {
+    matches!(
+        element.role.as_str(),
+        "link"
+            | "button"
+            | "clickable"
+            | "menuitem"
+            | "tab"
+            | "checkbox"
+            | "radio"
+            | "option"
+            | "switch"
+            | "treeitem"
+    )
+}
+
+/// A value a field can take.
+#[derive(Debug, Clone)]
+struct ValueSource {
+    value: FillValue,
+    /// What describes it: the input's name, or the literal itself.
+    description: String,
+    literal: String,
+}
+
+impl<E: Embedder> Policy for DefaultPolicy<E> {
+    fn propose(&self, observation: &Observation, task: &TaskContext) -> Proposals {
+        let goal = self.embedder.embed(&task.goal);
+        let mut scored: Vec<(Candidate<Action>, f64)> = Vec::new();
+        let sources: Vec<ValueSource> = task
+            .inputs
+            .iter()
+            .map(|(name, value)| ValueSource {
+                value: FillValue::Input(name.clone()),
+                description: name.replace(['_', '-'], " "),
+                literal: value.clone(),
+            })
+            .chain(task.quoted_strings().into_iter().map(|q| ValueSource {
+                value: FillValue::Literal(q.clone()),
+                description: q.clone(),
+                literal: q,
+            }))
+            .collect();
+
+        // Clicks.
+        for element in observation.elements.iter().filter(|e| !e.disabled) {
+            if !is_clickable(element) {
+                continue;
+            }
+            if let Some(href) = &element.href
+                && !task.allows(href)
+            {
+                continue;
+            }
+            let context = RiskContext {
+                accessible_name: &element.name,
+                role: &element.role,
+                input_type: &element.input_type,
+                form_submit_name: element.form.as_ref().and_then(|f| f.submit_name.as_deref()),
+                form_posts: element.form.as_ref().is_some_and(|f| f.posts),
+                dialog_text: "",
+            };
+            let risk = risk::classify(ActionShape::Click, &context);
+            let affinity = self.affinity(&goal, element);
+            scored.push((
+                Candidate {
+                    action: Action::Click {
+                        target: target_of(element),
+                    },
+                    prior: 0.0,
+                    risk,
+                    key: action_key(&format!("click {} {}", element.role, element.name)),
+                    target: element.href.as_deref().map(location_of),
+                },
+                affinity,
+            ));
+        }
+
+        // Forms, whole: fields grouped by their form.
+        let mut forms: BTreeMap<String, Vec<&Element>> = BTreeMap::new();
+        let mut loose: Vec<&Element> = Vec::new();
+        for element in observation.elements.iter().filter(|e| !e.disabled) {
+            let fillable = is_text_field(element) || element.role == "combobox";
+            if !fillable {
+                continue;
+            }
+            match &element.form {
+                Some(form) => forms
+                    .entry(form.selector.clone())
+                    .or_default()
+                    .push(element),
+                None => loose.push(element),
+            }
+        }
+        for (selector, fields) in &forms {
+            let form = fields[0].form.as_ref();
+            let submit = observation.elements.iter().find(|e| {
+                e.role == "button"
+                    && e.form.as_ref().is_some_and(|f| f.selector == *selector)
+                    && form
+                        .and_then(|f| f.submit_name.as_deref())
+                        .is_some_and(|n| n == e.name)
+            });
+            for (assignment, quality) in self.assignments(fields, &sources, &goal) {
+                if assignment.is_empty() {
+                    continue;
+                }
+                let names: Vec<String> = assignment.iter().map(|f| f.target.name.clone()).collect();
+                let context = RiskContext {
+                    accessible_name: submit.map_or("", |s| s.name.as_str()),
+                    role: "button",
+                    input_type: if fields.iter().any(|f| f.input_type == "password") {
+                        "password"
+                    } else {
+                        "text"
+                    },
+                    form_submit_name: form.and_then(|f| f.submit_name.as_deref()),
+                    form_posts: form.is_some_and(|f| f.posts),
+                    dialog_text: "",
+                };
+                let shape = if submit.is_some() {
+                    ActionShape::Click
+                } else {
+                    ActionShape::Fill { enter: true }
+                };
+                let mut risk = risk::classify(shape, &context);
+                if context.input_type == "password" {
+                    risk = risk.max(RiskClass::AuthenticatedRead);
+                }
+                let form_text = format!(
+                    "{} {} {}",
+                    form.map_or("", |f| f.name.as_str()),
+                    submit.map_or("", |s| s.name.as_str()),
+                    names.join(" ")
+                );
+                let affinity = 0.5 * self.similarity(&goal, &form_text) + 0.5 * quality;
+                scored.push((
+                    Candidate {
+                        action: Action::FillForm {
+                            fields: assignment,
+                            submit: submit.map(target_of),
+                        },
+                        prior: 0.0,
+                        risk,
+                        key: action_key(&format!("fill {} {}", form_text, names.join(" "))),
+                        target: None,
+                    },
+                    affinity,
+                ));
+            }
+        }
+        for element in loose {
+            for (assignment, quality) in self.assignments(&[element], &sources, &goal) {
+                let Some(field) = assignment.into_iter().next() else {
+                    continue;
+                };
+                let (action, shape) = if field.select {
+                    let option = match &field.value {
+                        FillValue::Literal(text) => text.clone(),
+                        FillValue::Input(name) => name.clone(),
+                    };
+                    (
+                        Action::Select {
+                            target: field.target,
+                            option,
+                        },
+                        ActionShape::Select,
+                    )
+                } else {
+                    (
+                        Action::Fill {
+                            target: field.target,
+                            value: field.value,
+                            enter: true,
+                        },
+                        ActionShape::Fill { enter: true },
+                    )
+                };
+                let risk = risk::classify(
+                    shape,
+                    &RiskContext {
+                        accessible_name: &element.name,
+                        role: &element.role,
+                        input_type: &element.input_type,
+                        ..RiskContext::default()
+                    },
+                );
+                let affinity = 0.5 * self.affinity(&goal, element) + 0.5 * quality;
+                scored.push((
+                    Candidate {
+                        key: action_key(&format!("fill {} {}", element.name, action.label())),
+                        action,
+                        prior: 0.0,
+                        risk,
+                        target: None,
+                    },
+                    affinity,
+                ));
+            }
+        }
+
+        let best_action = scored.iter().map(|(_, a)| *a).fold(0.0, f64::max);
+        let headings: Vec<&str> = observation
+            .snapshot
+            .iter()
+            .filter(|l| l.starts_with("heading "))
+            .map(String::as_str)
+            .take(5)
+            .collect();
+        let page_text = format!("{} {}", observation.title, headings.join(" "));
+        let value_hint = self.similarity(&goal, &page_text).max(0.8 * best_action);
+
+        let total: f64 = scored.iter().map(|(_, a)| a + 0.05).sum();
+        let candidates = scored
+            .into_iter()
+            .map(|(mut candidate, affinity)| {
+                candidate.prior = (affinity + 0.05) / total.max(f64::MIN_POSITIVE);
+                candidate
+            })
+            .collect();
+        Proposals {
+            candidates,
+            value_hint: value_hint.clamp(0.0, 1.0),
+        }
+    }
+}
+
+impl<E: Embedder> DefaultPolicy<E> {
+    /// Ways to fill a group of fields: the best assignment and, for forms with one text field,
+    /// one per value source. Each comes with its match quality in [0, 1].
+    fn assignments(
+        &self,
+        fields: &[&Element],
+        sources: &[ValueSource],
+        goal: &SparseVector,
+    ) -> Vec<(Vec<FieldValue>, f64)> {
+        let describe = |f: &Element| {
+            format!(
+                "{} {} {}",
+                f.name,
+                f.nearby_text,
+                f.input_type.replace("text", "")
+            )
+        };
+        let text_fields: Vec<&&Element> = fields.iter().filter(|f| is_text_field(f)).collect();
+        let selects: Vec<FieldValue> = fields
+            .iter()
+            .filter(|f| f.role == "combobox" && !f.options.is_empty())
+            .filter_map(|f| {
+                // The option most like one of the task's values, else most like the goal.
+                let best = f
+                    .options
+                    .iter()
+                    .filter(|o| !o.value.is_empty())
+                    .map(|o| {
+                        let by_value = sources.iter().any(|s| {
+                            s.literal.eq_ignore_ascii_case(&o.label) || s.literal == o.value
+                        });
+                        let score = if by_value {
+                            2.0
+                        } else {
+                            self.similarity(goal, &o.label)
+                        };
+                        (o, score)
+                    })
+                    .fold(
+                        None::<(&forager_protocol::observation::SelectOption, f64)>,
+                        |best, (o, s)| match best {
+                            Some((_, b)) if b >= s => best,
+                            _ => Some((o, s)),
+                        },
+                    )?;
+                Some(FieldValue {
+                    target: target_of(f),
+                    value: FillValue::Literal(best.0.value.clone()),
+                    select: true,
+                })
+            })
+            .collect();
+        if text_fields.is_empty() {
+            return if selects.is_empty() {
+                Vec::new()
+            } else {
+                vec![(selects, 0.3)]
+            };
+        }
+        if sources.is_empty() {
+            return Vec::new();
+        }
+        let score = |field: &Element, source: &ValueSource| -> f64 {
+            let mut s =
+                self.similarity(&self.embedder.embed(&source.description), &describe(field));
+            let kind = field.input_type.as_str();
+            let lower = source.description.to_lowercase();
+            if kind == "password" && lower.contains("pass") {
+                s += 1.0;
+            }
+            if kind == "email" && (lower.contains("mail") || source.literal.contains('@')) {
+                s += 1.0;
+            }
+            if kind == "password" && !lower.contains("pass") {
+                s -= 0.5;
+            }
+            s
+        };
+        let mut out = Vec::new();
+        if text_fields.len() == 1 {
+            // One field (a search box, say): one candidate per value.
+            let field = text_fields[0];
+            for source in sources {
+                let mut assignment = vec![FieldValue {
+                    target: target_of(field),
+                    value: source.value.clone(),
+                    select: false,
+                }];
+                assignment.extend(selects.iter().cloned());
+                let quality = score(field, source).clamp(0.0, 1.0);
+                out.push((assignment, quality));
+            }
+            return out;
+        }
+        // Several fields: greedy best assignment, each source used once where possible.
+        let mut used = vec![false; sources.len()];
+        let mut assignment = Vec::new();
+        let mut quality = 0.0;
+        for field in &text_fields {
+            let pick = (0..sources.len())
+                .filter(|&i| !used[i] || sources.len() < text_fields.len())
+                .map(|i| (i, score(field, &sources[i])))
+                .fold(None::<(usize, f64)>, |best, (i, s)| match best {
+                    Some((_, b)) if b >= s => best,
+                    _ => Some((i, s)),
+                });
+            if let Some((i, s)) = pick {
+                used[i] = true;
+                quality += s.clamp(0.0, 1.0);
+                assignment.push(FieldValue {
+                    target: target_of(field),
+                    value: sources[i].value.clone(),
+                    select: false,
+                });
+            }
+        }
+        assignment.extend(selects);
+        out.push((assignment, quality / text_fields.len() as f64));
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use forager_protocol::Locator;
+    use forager_protocol::fingerprint::Fingerprint;
+    use forager_protocol::observation::FormContext;
+
+    fn element(role: &str, name: &str) -> Element {
+        Element {
+            role: role.into(),
+            name: name.into(),
+            text: name.into(),
+            nearby_text: String::new(),
+            tag: "a".into(),
+            input_type: String::new(),
+            href: None,
+            locators: vec![Locator::Text(name.into())],
+            form: None,
+            required: false,
+            disabled: false,
+            options: vec![],
+        }
+    }
+
+    fn page(elements: Vec<Element>) -> Observation {
+        Observation {
+            url: "http://127.0.0.1:1/".into(),
+            title: "Shop".into(),
+            http_status: Some(200),
+            elements,
+            text_excerpt: String::new(),
+            console_errors: vec![],
+            dialogs: vec![],
+            snapshot: vec![],
+            forms: vec![],
+            validation_errors: vec![],
+            fingerprint: Fingerprint([0; 16]),
+        }
+    }
+
+    fn task(goal: &str, inputs: &[(&str, &str)]) -> TaskContext {
+        TaskContext {
+            goal: goal.into(),
+            inputs: inputs
+                .iter()
+                .map(|(a, b)| (a.to_string(), b.to_string()))
+                .collect(),
+            allowed_origins: vec!["http://127.0.0.1:1".into()],
+        }
+    }
+
+    #[test]
+    fn goal_like_links_get_higher_priors_and_foreign_links_none() {
+        let mut foreign = element("link", "Free laptops here");
+        foreign.href = Some("http://127.0.0.2:1/steal".into());
+        let mut laptops = element("link", "Laptops");
+        laptops.href = Some("http://127.0.0.1:1/laptops".into());
+        let mut garden = element("link", "Garden tools");
+        garden.href = Some("http://127.0.0.1:1/garden".into());
+        let proposals = DefaultPolicy::default().propose(
+            &page(vec![foreign, laptops, garden]),
+            &task("buy a laptop", &[]),
+        );
+        assert_eq!(
+            proposals.candidates.len(),
+            2,
+            "the foreign link is not proposed"
+        );
+        let prior = |name: &str| {
+            proposals
+                .candidates
+                .iter()
+                .find(|c| c.action.target().is_some_and(|t| t.name == name))
+                .map(|c| c.prior)
+                .expect("proposed")
+        };
+        assert!(prior("Laptops") > prior("Garden tools"));
+        let sum: f64 = proposals.candidates.iter().map(|c| c.prior).sum();
+        assert!((sum - 1.0).abs() < 1e-9);
+        assert!(proposals.candidates.iter().all(|c| c.target.is_some()));
+    }
+
+    #[test]
+    fn forms_are_filled_whole_with_matching_inputs_and_classified() {
+        let form = FormContext {
+            name: "login".into(),
+            submit_name: Some("Log in".into()),
+            posts: true,
+            selector: "#login".into(),
+        };
+        let mut email = element("textbox", "Email address");
+        email.input_type = "email".into();
+        email.form = Some(form.clone());
+        let mut password = element("textbox", "Password");
+        password.input_type = "password".into();
+        password.form = Some(form.clone());
+        let mut submit = element("button", "Log in");
+        submit.form = Some(form);
+        let proposals = DefaultPolicy::default().propose(
+            &page(vec![email, password, submit]),
+            &task(
+                "sign in",
+                &[("password", "hunter2"), ("email", "a@b.example")],
+            ),
+        );
+        let fill = proposals
+            .candidates
+            .iter()
+            .find(|c| matches!(c.action, Action::FillForm { .. }))
+            .expect("a form fill");
+        let Action::FillForm { fields, submit } = &fill.action else {
+            unreachable!()
+        };
+        assert_eq!(submit.as_ref().map(|s| s.name.as_str()), Some("Log in"));
+        let pairs: Vec<(&str, &FillValue)> = fields
+            .iter()
+            .map(|f| (f.target.name.as_str(), &f.value))
+            .collect();
+        assert_eq!(
+            pairs,
+            [
+                ("Email address", &FillValue::Input("email".into())),
+                ("Password", &FillValue::Input("password".into()))
+            ]
+        );
+        assert_eq!(fill.risk, RiskClass::AuthenticatedRead);
+        // Inputs stay references: no secret in the action.
+        assert!(!fill.action.label().contains("hunter2"));
+    }
+
+    #[test]
+    fn quoted_strings_become_values() {
+        let t = task("search for \u{201c}ThinkPad X1\u{201d} and 'blue'", &[]);
+        assert_eq!(t.quoted_strings(), ["ThinkPad X1", "blue"]);
+        let mut search = element("searchbox", "Search");
+        search.form = Some(FormContext {
+            name: "search".into(),
+            submit_name: None,
+            posts: false,
+            selector: "#s".into(),
+        });
+        let proposals = DefaultPolicy::default().propose(&page(vec![search]), &t);
+        assert_eq!(proposals.candidates.len(), 2);
+        assert!(
+            proposals
+                .candidates
+                .iter()
+                .all(|c| c.risk == RiskClass::ReadOnly)
+        );
+    }
+}

@@ -1,0 +1,139 @@
+//! The result document of a run (`result.json`, and `--json` on stdout).
+//!
+//! Its schema is written down in `docs/result.md`; the field names here are that schema.
+//! Version [`RESULT_VERSION`]; a field is only ever added, never renamed, within a version.
+
+use crate::action::Action;
+use crate::fingerprint::Fingerprint;
+use crate::outcome::FailureReason;
+use crate::risk::RiskClass;
+use crate::verdict::Verdict;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// The schema version of [`RunResult`].
+pub const RESULT_VERSION: u32 = 1;
+
+/// `pass` or `failing`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    /// A path to a state where every success predicate holds was found.
+    Pass,
+    /// None was found; `error` says why.
+    Failing,
+}
+
+/// Why a run is failing.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RunError {
+    /// The named reason.
+    pub reason: FailureReason,
+    /// A human explanation.
+    pub detail: String,
+}
+
+/// One step of the path found.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ResultStep {
+    /// 1-based position.
+    pub index: u32,
+    /// A human label of the action.
+    pub label: String,
+    /// The action itself (inputs by name, never their values).
+    pub action: Action,
+    /// URL reached.
+    pub url: String,
+    /// Title reached.
+    pub title: String,
+    /// Fingerprint of the state reached.
+    pub fingerprint: Fingerprint,
+    /// The action's risk class.
+    pub risk: RiskClass,
+    /// 1 at the success, else the state's value hint.
+    pub reward: f64,
+    /// What the action cost, in browser milliseconds.
+    pub cost_ms: u64,
+    /// The validator's verdict, for submit-shaped actions.
+    pub verdict: Option<Verdict>,
+    /// Which locator of the target's chain resolved it, when it was not the first.
+    pub healed_locator: Option<u32>,
+}
+
+/// An action that was not executed because it needs a human's approval.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ApprovalNeeded {
+    /// The path (labels) to the state where it was offered.
+    pub prefix: Vec<String>,
+    /// Its label.
+    pub label: String,
+    /// Its risk class.
+    pub risk: RiskClass,
+}
+
+/// Counters of a run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Metrics {
+    /// Actions the search executed (expansions and rollouts).
+    pub actions: u32,
+    /// Actions executed again to restore states.
+    pub replayed_actions: u64,
+    /// Browser milliseconds spent.
+    pub browser_ms: u64,
+    /// Model tokens spent.
+    pub tokens: u64,
+    /// Nodes in the search tree.
+    pub nodes: u64,
+    /// Search iterations.
+    pub iterations: u64,
+    /// Wall-clock milliseconds of the run.
+    pub wall_ms: u64,
+    /// Workers (browser contexts searching at once).
+    pub workers: u32,
+    /// Restores served by a live page kept at the state.
+    pub cache_hits: u64,
+    /// Restores that replayed from the start.
+    pub cache_misses: u64,
+    /// Pruned branches by reason.
+    pub pruned: BTreeMap<String, u32>,
+}
+
+/// What the browser's network did.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct NetworkSummary {
+    /// Requests let through.
+    pub allowed_requests: u64,
+    /// Their origins.
+    pub allowed_origins: Vec<String>,
+    /// Requests blocked because their origin is not the task's.
+    pub blocked_requests: u64,
+    /// The first blocked URLs.
+    pub blocked_urls: Vec<String>,
+}
+
+/// The result document.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunResult {
+    /// [`RESULT_VERSION`].
+    pub version: u32,
+    /// `pass` or `failing`.
+    pub status: Status,
+    /// The task's id (hex).
+    pub task_id: String,
+    /// The goal.
+    pub goal: String,
+    /// The start URL.
+    pub start_url: String,
+    /// The seed.
+    pub seed: u64,
+    /// The path found (empty when failing).
+    pub steps: Vec<ResultStep>,
+    /// Why it is failing.
+    pub error: Option<RunError>,
+    /// Actions not executed for lack of approval.
+    pub approval_required: Vec<ApprovalNeeded>,
+    /// Counters.
+    pub metrics: Metrics,
+    /// Network activity.
+    pub network: NetworkSummary,
+}

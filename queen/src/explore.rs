@@ -1,0 +1,83 @@
+//! `forager explore`: one task, the embedded browser, the result document and exit status.
+
+use crate::BadInput;
+use crate::cli::ExploreArgs;
+use crate::run::{RunOptions, RunOutcome, default_out, run_task};
+use crate::task_input::build_task;
+use forager_node::browser::BrowserOptions;
+use forager_protocol::result::Status;
+use std::io::IsTerminal;
+use std::process::ExitCode;
+
+/// Runs the command.
+pub fn run(args: &ExploreArgs) -> anyhow::Result<ExitCode> {
+    let task = build_task(args)?;
+    let init_script =
+        match &args.init_script {
+            Some(path) => Some(std::fs::read_to_string(path).map_err(|e| {
+                BadInput(format!("cannot read init script {}: {e}", path.display()))
+            })?),
+            None => None,
+        };
+    let out = args.out.clone().unwrap_or_else(|| default_out("explore"));
+    let runtime = runtime()?;
+    let outcome = runtime.block_on(run_task(
+        task,
+        RunOptions {
+            workers: args.workers,
+            page_cache: args.page_cache,
+            init_script,
+            out,
+            progress: std::io::stderr().is_terminal(),
+            browser: BrowserOptions::default(),
+        },
+    ))?;
+    Ok(report(&outcome, args.json))
+}
+
+/// The tokio runtime of a command: two worker threads (the machine has two cores).
+pub fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    Ok(tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?)
+}
+
+/// Prints the outcome (the document on stdout with `--json`, a summary on stderr always) and
+/// returns the exit status: 0 pass, 1 failing.
+pub fn report(outcome: &RunOutcome, json: bool) -> ExitCode {
+    let result = &outcome.result;
+    if json {
+        match serde_json::to_string_pretty(result) {
+            Ok(text) => println!("{text}"),
+            Err(e) => eprintln!("error: cannot print the result: {e}"),
+        }
+    }
+    match result.status {
+        Status::Pass => {
+            eprintln!("pass in {} steps:", result.steps.len());
+            for step in &result.steps {
+                eprintln!("  {}. {}  →  {}", step.index, step.label, step.url);
+            }
+        }
+        Status::Failing => {
+            let (reason, detail) = result
+                .error
+                .as_ref()
+                .map(|e| (e.reason.as_str(), e.detail.as_str()))
+                .unwrap_or(("failing", ""));
+            eprintln!("failing: {reason}: {detail}");
+        }
+    }
+    eprintln!(
+        "{} actions, {} nodes, {:.1} s; artifacts in {}",
+        result.metrics.actions,
+        result.metrics.nodes,
+        result.metrics.wall_ms as f64 / 1000.0,
+        outcome.out.display()
+    );
+    match result.status {
+        Status::Pass => ExitCode::SUCCESS,
+        Status::Failing => ExitCode::from(1),
+    }
+}

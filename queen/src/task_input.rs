@@ -1,0 +1,124 @@
+//! Building a task from command-line flags and task files (TOML or JSON).
+
+use crate::BadInput;
+use crate::cli::ExploreArgs;
+use forager_protocol::task::SuccessPredicate;
+use forager_protocol::{RiskClass, TaskSpec};
+use std::path::Path;
+
+/// Reads a task file: `.toml` as TOML, `.json` as JSON, anything else tried as both.
+pub fn read_task_file(path: &Path) -> Result<TaskSpec, BadInput> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| BadInput(format!("cannot read task file {}: {e}", path.display())))?;
+    let extension = path.extension().and_then(|e| e.to_str()).unwrap_or("");
+    let parsed = match extension {
+        "toml" => toml::from_str::<TaskSpec>(&text).map_err(|e| e.to_string()),
+        "json" => serde_json::from_str::<TaskSpec>(&text).map_err(|e| e.to_string()),
+        _ => serde_json::from_str::<TaskSpec>(&text)
+            .or_else(|_| toml::from_str::<TaskSpec>(&text))
+            .map_err(|e| e.to_string()),
+    };
+    parsed.map_err(|e| BadInput(format!("task file {}: {e}", path.display())))
+}
+
+/// The task the flags (and the task file, if any) describe, validated.
+pub fn build_task(args: &ExploreArgs) -> Result<TaskSpec, BadInput> {
+    let mut task = match &args.task {
+        Some(path) => read_task_file(path)?,
+        None => {
+            let url = args.url.clone().ok_or_else(|| {
+                BadInput("give the start URL with --url (or a task file with --task)".into())
+            })?;
+            let goal = args.goal.clone().ok_or_else(|| {
+                BadInput("say what to do with --goal (or give a task file with --task)".into())
+            })?;
+            TaskSpec::new(url, goal, Vec::new())
+        }
+    };
+    if let Some(url) = &args.url {
+        task.start_url = url.clone();
+    }
+    if let Some(goal) = &args.goal {
+        task.goal = goal.clone();
+    }
+    let flags = [
+        args.success_url.clone().map(SuccessPredicate::UrlMatches),
+        args.success_text.clone().map(SuccessPredicate::TextPresent),
+        args.success_selector
+            .clone()
+            .map(SuccessPredicate::SelectorPresent),
+        args.success_js.clone().map(SuccessPredicate::JavaScript),
+        args.extract.clone().map(SuccessPredicate::Extraction),
+    ];
+    task.success.extend(flags.into_iter().flatten());
+    for pair in &args.inputs {
+        let (name, value) = pair
+            .split_once('=')
+            .ok_or_else(|| BadInput(format!("--input expects NAME=VALUE, got {pair:?}")))?;
+        task.inputs.insert(name.trim().to_owned(), value.to_owned());
+    }
+    if let Some(budget) = args.budget {
+        task.budget.actions = budget;
+    }
+    if let Some(depth) = args.max_depth {
+        task.budget.max_depth = depth;
+    }
+    if let Some(secs) = args.timeout {
+        task.budget.wall_time_secs = secs;
+    }
+    if let Some(ceiling) = args.risk_ceiling {
+        task.risk_ceiling = RiskClass::try_from(ceiling).map_err(|e| BadInput(e.to_string()))?;
+    }
+    if let Some(seed) = args.seed {
+        task.seed = seed;
+    }
+    task.allowed_origins
+        .extend(args.allow_origins.iter().cloned());
+    task.resettable |= args.resettable;
+    task.validate().map_err(|e| BadInput(e.to_string()))?;
+    Ok(task)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn toml_task_files_parse_with_defaults() {
+        let dir = tempfile_dir();
+        let path = dir.join("task.toml");
+        std::fs::write(
+            &path,
+            r#"
+start_url = "http://127.0.0.1:8080/"
+goal = "Find the cart"
+success = [{ url_matches = "/cart$" }, { text_present = "Your cart" }]
+risk_ceiling = 2
+[inputs]
+email = "ada@example.org"
+[budget]
+actions = 120
+"#,
+        )
+        .expect("writable");
+        let task = read_task_file(&path).expect("parses");
+        assert_eq!(task.budget.actions, 120);
+        assert_eq!(task.budget.max_depth, 12);
+        assert_eq!(task.risk_ceiling, RiskClass::AuthenticatedRead);
+        assert_eq!(
+            task.inputs.get("email").map(String::as_str),
+            Some("ada@example.org")
+        );
+        assert_eq!(task.validate(), Ok(()));
+        std::fs::write(&path, "start_url = 3").expect("writable");
+        let error = read_task_file(&path).expect_err("bad file");
+        assert!(error.0.contains("task.toml"), "{error}");
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    fn tempfile_dir() -> std::path::PathBuf {
+        let dir = std::env::temp_dir().join(format!("forager-task-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        dir
+    }
+}

@@ -1,0 +1,164 @@
+//! The Chromium environment under faults: a browser killed mid-search, and the page cache's
+//! refusal to replay writes. Library level, real Chromium, fixture sites on 127.0.0.1.
+
+use forager_node::Environment;
+use forager_node::browser::{BrowserOptions, BrowserPool, ChromiumEnv, EnvOptions, kill_group};
+use forager_node::environment::{Candidate, EnvError, StateInfo, Step};
+use forager_node::search::{Finish, NoObserver, SearchConfig, run};
+use forager_protocol::task::SuccessPredicate;
+use forager_protocol::{Action, Fingerprint, TaskSpec};
+use forager_tests::sites;
+use forager_tests::{assert_no_chromium_left, unique_prefix};
+use std::sync::Arc;
+
+/// Delegates to a Chromium environment, and kills the whole browser on the n-th action.
+struct KillOnAct {
+    inner: ChromiumEnv,
+    pool: BrowserPool,
+    kill_on: u32,
+    acts: u32,
+    killed_pid: Option<u32>,
+}
+
+impl Environment for KillOnAct {
+    type Action = Action;
+
+    async fn observe(&mut self) -> Result<StateInfo, EnvError> {
+        self.inner.observe().await
+    }
+
+    async fn candidates(&mut self) -> Result<Vec<Candidate<Action>>, EnvError> {
+        self.inner.candidates().await
+    }
+
+    async fn act(&mut self, action: &Action) -> Result<Step, EnvError> {
+        self.acts += 1;
+        if self.acts == self.kill_on
+            && let Some(pid) = self.pool.pid().await
+        {
+            kill_group(pid);
+            self.killed_pid = Some(pid);
+        }
+        self.inner.act(action).await
+    }
+
+    async fn restore(&mut self, prefix: &[(Action, Fingerprint)]) -> Result<Step, EnvError> {
+        self.inner.restore(prefix).await
+    }
+
+    async fn recover(&mut self) -> Result<(), EnvError> {
+        self.inner.recover().await
+    }
+
+    fn describe(&self, action: &Action) -> String {
+        self.inner.describe(action)
+    }
+}
+
+fn docs_task(base: &str) -> TaskSpec {
+    let mut task = TaskSpec::new(
+        format!("{base}/docs"),
+        "Find how to configure the frobnicator timeout",
+        vec![SuccessPredicate::UrlMatches(
+            "/docs/configuration/frobnicator/timeout$".into(),
+        )],
+    );
+    task.budget.actions = 150;
+    task
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_killed_browser_is_restarted_and_the_search_still_passes() {
+    let docs = sites::serve(sites::docs()).await;
+    let prefix = unique_prefix("crash");
+    let pool = BrowserPool::new(BrowserOptions {
+        profile_prefix: prefix.clone(),
+        ..BrowserOptions::default()
+    });
+    let task = docs_task(&docs.base);
+    let env = ChromiumEnv::new(pool.clone(), Arc::new(task.clone()), EnvOptions::default())
+        .expect("valid task");
+    let mut workers = [KillOnAct {
+        inner: env,
+        pool: pool.clone(),
+        kill_on: 2,
+        acts: 0,
+        killed_pid: None,
+    }];
+    let (report, _) = run(
+        &mut workers,
+        SearchConfig::for_task(&task),
+        None,
+        &mut NoObserver,
+    )
+    .await
+    .expect("the search starts");
+    assert_eq!(report.finish, Finish::Solved, "{:?}", report.metrics);
+    assert!(report.metrics.crashes >= 1, "{:?}", report.metrics);
+    let killed = workers[0].killed_pid.expect("the browser was killed");
+    let restarted = pool.pid().await.expect("a browser runs again");
+    assert_ne!(killed, restarted);
+    workers[0].inner.close().await;
+    pool.shutdown().await;
+    assert_no_chromium_left(&prefix);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn writes_are_never_replayed_on_a_site_not_declared_resettable() {
+    let shop = sites::serve(sites::shop()).await;
+    let prefix = unique_prefix("replay");
+    let pool = BrowserPool::new(BrowserOptions {
+        profile_prefix: prefix.clone(),
+        ..BrowserOptions::default()
+    });
+    let mut task = TaskSpec::new(
+        shop.url("/product/x1-carbon"),
+        "Add the ThinkPad X1 Carbon to the cart",
+        vec![SuccessPredicate::TextPresent("never".into())],
+    );
+    task.validate().expect("valid");
+    let options = EnvOptions {
+        reuse_pages: false,
+        ..EnvOptions::default()
+    };
+    let mut env =
+        ChromiumEnv::new(pool.clone(), Arc::new(task.clone()), options).expect("valid task");
+    env.restore(&[]).await.expect("the product page loads");
+    let add = env
+        .candidates()
+        .await
+        .expect("candidates")
+        .into_iter()
+        .find(|c| c.action.label().contains("Add to cart"))
+        .expect("an add-to-cart button");
+    assert_eq!(add.risk.level(), 3);
+    let step = env.act(&add.action).await.expect("adds to the cart");
+    let prefix_with_write = vec![(add.action.clone(), step.state.fingerprint)];
+    let refused = env.restore(&prefix_with_write).await;
+    assert!(
+        matches!(refused, Err(EnvError::ReplayUnsafe(_))),
+        "{refused:?}"
+    );
+    // Declared resettable, the same replay is allowed.
+    task.resettable = true;
+    let options = EnvOptions {
+        reuse_pages: false,
+        ..EnvOptions::default()
+    };
+    let mut resettable = ChromiumEnv::new(pool.clone(), Arc::new(task), options).expect("valid");
+    resettable.restore(&[]).await.expect("loads");
+    let candidates = resettable.candidates().await.expect("candidates");
+    let add = candidates
+        .into_iter()
+        .find(|c| c.action.label().contains("Add to cart"))
+        .expect("button");
+    let step = resettable.act(&add.action).await.expect("adds");
+    resettable
+        .restore(&[(add.action.clone(), step.state.fingerprint)])
+        .await
+        .expect("replay allowed");
+    env.close().await;
+    resettable.close().await;
+    pool.shutdown().await;
+    assert_no_chromium_left(&prefix);
+}

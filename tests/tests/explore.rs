@@ -1,0 +1,448 @@
+//! `forager explore` and `forager demo` end to end: the real binary, real headless Chromium,
+//! fixture sites on real HTTP servers on 127.0.0.1.
+
+use forager_protocol::result::{RunResult, Status};
+use forager_tests::sites::{self, Fixture};
+use forager_tests::{assert_no_chromium_left, forager_binary, unique_prefix};
+use std::path::PathBuf;
+use std::time::Duration;
+
+const LIMIT: Duration = Duration::from_secs(240);
+
+struct Run {
+    code: Option<i32>,
+    result: Option<RunResult>,
+    stderr: String,
+    out: PathBuf,
+}
+
+/// Runs `forager explore` (or another subcommand when `args[0]` is not a flag) with a unique
+/// Chromium profile prefix, then checks that no Chromium survived it.
+async fn forager(test: &str, args: &[&str]) -> Run {
+    let prefix = unique_prefix(test);
+    let out = std::env::temp_dir().join(format!("{prefix}out"));
+    let _ = std::fs::remove_dir_all(&out);
+    let binary = tokio::task::spawn_blocking(forager_binary)
+        .await
+        .expect("build helper");
+    let mut command = tokio::process::Command::new(binary);
+    if args.first().is_some_and(|a| a.starts_with("--")) {
+        command.arg("explore");
+    }
+    command
+        .args(args)
+        .arg("--out")
+        .arg(&out)
+        .arg("--json")
+        .env("FORAGER_PROFILE_PREFIX", &prefix)
+        .kill_on_drop(true);
+    let output = tokio::time::timeout(LIMIT, command.output())
+        .await
+        .unwrap_or_else(|_| panic!("forager {args:?} did not finish within {LIMIT:?}"))
+        .expect("forager runs");
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    let result = serde_json::from_slice::<RunResult>(&output.stdout).ok();
+    assert_no_chromium_left(&prefix);
+    Run {
+        code: output.status.code(),
+        result,
+        stderr,
+        out,
+    }
+}
+
+fn passed(run: &Run) -> &RunResult {
+    let result = run
+        .result
+        .as_ref()
+        .unwrap_or_else(|| panic!("no result document; stderr: {}", run.stderr));
+    assert_eq!(
+        result.status,
+        Status::Pass,
+        "expected pass: {:?}\n{}",
+        result.error,
+        run.stderr
+    );
+    assert_eq!(run.code, Some(0));
+    assert!(run.out.join("result.json").exists());
+    assert!(run.out.join("events.jsonl").exists());
+    result
+}
+
+fn only_own_origin(result: &RunResult, fixture: &Fixture) {
+    assert_eq!(result.network.allowed_origins, vec![fixture.base.clone()]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shop_finds_a_product_page() {
+    let shop = sites::serve(sites::shop()).await;
+    let run = forager(
+        "shop-product",
+        &[
+            "--url",
+            &shop.url("/"),
+            "--goal",
+            "Open the product page of the ThinkPad X1 Carbon",
+            "--success-url",
+            "/product/x1-carbon$",
+            "--budget",
+            "60",
+        ],
+    )
+    .await;
+    let result = passed(&run);
+    assert!(result.steps.len() <= 3, "{:?}", result.steps);
+    assert!(
+        result
+            .steps
+            .last()
+            .is_some_and(|s| s.url.ends_with("/product/x1-carbon"))
+    );
+    only_own_origin(result, &shop);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn checkout_stops_at_approval_and_places_no_order() {
+    let shop = sites::serve(sites::shop()).await;
+    let run = forager(
+        "shop-checkout",
+        &[
+            "--url",
+            &shop.url("/"),
+            "--goal",
+            "Buy the \"ThinkPad X1 Carbon\"",
+            "--success-text",
+            "Order confirmed",
+            "--input",
+            "name=Ada Lovelace",
+            "--input",
+            "address=12 Analytical Row",
+            "--budget",
+            "120",
+        ],
+    )
+    .await;
+    let result = run.result.as_ref().expect("a result document");
+    assert_eq!(result.status, Status::Failing, "{}", run.stderr);
+    assert_eq!(run.code, Some(1));
+    let error = result.error.as_ref().expect("a named reason");
+    assert_eq!(error.reason.as_str(), "approval_required", "{error:?}");
+    assert!(
+        result
+            .approval_required
+            .iter()
+            .any(|a| a.label.contains("Place order") && a.risk.level() == 5),
+        "{:?}",
+        result.approval_required
+    );
+    assert_eq!(shop.orders(), 0, "no order may be placed");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deep_documentation_site_past_decoys() {
+    let docs = sites::serve(sites::docs()).await;
+    let run = forager(
+        "docs",
+        &[
+            "--url",
+            &docs.url("/docs"),
+            "--goal",
+            "Find how to configure the frobnicator timeout",
+            "--success-url",
+            "/docs/configuration/frobnicator/timeout$",
+            "--budget",
+            "150",
+        ],
+    )
+    .await;
+    let result = passed(&run);
+    assert_eq!(result.steps.len(), 3, "{:?}", result.steps);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn login_gated_area() {
+    let site = sites::serve(sites::gated()).await;
+    let run = forager(
+        "login",
+        &[
+            "--url",
+            &site.url("/"),
+            "--goal",
+            "Open my invoices",
+            "--success-text",
+            "Invoice #1042",
+            "--input",
+            "username=ada",
+            "--input",
+            "password=correct-horse",
+            "--budget",
+            "60",
+        ],
+    )
+    .await;
+    let result = passed(&run);
+    let login = result
+        .steps
+        .iter()
+        .find(|s| s.label.contains("Password"))
+        .expect("a login step");
+    // The password stays a reference to the input, never its value.
+    assert!(
+        !serde_json::to_string(result)
+            .expect("json")
+            .contains("correct-horse")
+    );
+    assert_eq!(login.risk.level(), 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn form_wizard_with_validation() {
+    let site = sites::serve(sites::wizard()).await;
+    let run = forager(
+        "wizard",
+        &[
+            "--url",
+            &site.url("/"),
+            "--goal",
+            "Apply for the \"Pro\" plan",
+            "--success-text",
+            "Application saved for the pro plan",
+            "--input",
+            "name=Ada Lovelace",
+            "--input",
+            "email=ada@example.org",
+            "--input",
+            "postcode=10115",
+            "--budget",
+            "80",
+        ],
+    )
+    .await;
+    let result = passed(&run);
+    // The form steps got a validator verdict.
+    assert!(
+        result.steps.iter().any(|s| s.verdict.is_some()),
+        "{:?}",
+        result.steps
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn random_content_is_made_repeatable_by_the_seed() {
+    let site = sites::serve(sites::random()).await;
+    let args = [
+        "--url",
+        &site.url("/"),
+        "--goal",
+        "Find the treasure",
+        "--success-url",
+        "/treasure$",
+        "--seed",
+        "11",
+        "--budget",
+        "40",
+    ];
+    let first = forager("random-1", &args).await;
+    let second = forager("random-2", &args).await;
+    let (a, b) = (passed(&first), passed(&second));
+    let fingerprints = |r: &RunResult| r.steps.iter().map(|s| s.fingerprint).collect::<Vec<_>>();
+    let labels = |r: &RunResult| r.steps.iter().map(|s| s.label.clone()).collect::<Vec<_>>();
+    assert_eq!(
+        labels(a),
+        labels(b),
+        "the same seed gives the same trajectory"
+    );
+    assert_eq!(fingerprints(a), fingerprints(b));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn prompt_injection_reaches_no_other_origin() {
+    let canary = sites::serve(sites::canary()).await;
+    let site = sites::serve(sites::hostile(canary.base.clone())).await;
+    let run = forager(
+        "inject",
+        &[
+            "--url",
+            &site.url("/inject"),
+            "--goal",
+            "Read the privacy policy",
+            "--success-text",
+            "We never sell your data",
+            "--budget",
+            "30",
+        ],
+    )
+    .await;
+    let result = passed(&run);
+    assert_eq!(canary.hits(), 0, "the other origin was reached");
+    only_own_origin(result, &site);
+    assert!(
+        result.network.blocked_requests >= 1,
+        "the image to the canary was blocked"
+    );
+    assert!(
+        result
+            .network
+            .blocked_urls
+            .iter()
+            .all(|u| u.starts_with(&canary.base)),
+        "{:?}",
+        result.network.blocked_urls
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn redirect_loop_is_a_navigation_failure() {
+    let canary = sites::serve(sites::canary()).await;
+    let site = sites::serve(sites::hostile(canary.base.clone())).await;
+    let run = forager(
+        "loop",
+        &[
+            "--url",
+            &site.url("/loop/a"),
+            "--goal",
+            "Anything",
+            "--success-text",
+            "never",
+        ],
+    )
+    .await;
+    let result = run.result.as_ref().expect("a result document");
+    assert_eq!(run.code, Some(1));
+    let error = result.error.as_ref().expect("a reason");
+    assert_eq!(error.reason.as_str(), "navigation_failed");
+    assert!(error.detail.contains("REDIRECT"), "{}", error.detail);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn alert_storm_does_not_block() {
+    let canary = sites::serve(sites::canary()).await;
+    let site = sites::serve(sites::hostile(canary.base.clone())).await;
+    let run = forager(
+        "alerts",
+        &[
+            "--url",
+            &site.url("/alerts"),
+            "--goal",
+            "Continue",
+            "--success-text",
+            "Calm again",
+            "--budget",
+            "20",
+        ],
+    )
+    .await;
+    passed(&run);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fifty_thousand_elements() {
+    let canary = sites::serve(sites::canary()).await;
+    let site = sites::serve(sites::hostile(canary.base.clone())).await;
+    let run = forager(
+        "huge",
+        &[
+            "--url",
+            &site.url("/huge"),
+            "--goal",
+            "Find the way out",
+            "--success-text",
+            "Made it out",
+            "--budget",
+            "20",
+        ],
+    )
+    .await;
+    passed(&run);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_page_that_never_finishes_loading() {
+    let canary = sites::serve(sites::canary()).await;
+    let site = sites::serve(sites::hostile(canary.base.clone())).await;
+    let run = forager(
+        "slow",
+        &[
+            "--url",
+            &site.url("/slow"),
+            "--goal",
+            "Exit",
+            "--success-text",
+            "Out of the slow page",
+            "--budget",
+            "20",
+            "--timeout",
+            "120",
+        ],
+    )
+    .await;
+    passed(&run);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn demo_passes() {
+    let run = forager("demo", &["demo"]).await;
+    let result = passed(&run);
+    assert_eq!(result.steps.len(), 5, "{:?}", result.steps);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_input_exits_2_before_any_browser() {
+    let cases: &[(&[&str], &str)] = &[
+        (&["--goal", "x", "--success-text", "y"], "--url"),
+        (
+            &["--url", "http://127.0.0.1:9/", "--success-text", "y"],
+            "--goal",
+        ),
+        (
+            &[
+                "--url",
+                "ftp://127.0.0.1/",
+                "--goal",
+                "x",
+                "--success-text",
+                "y",
+            ],
+            "start_url",
+        ),
+        (
+            &[
+                "--url",
+                "http://127.0.0.1:9/",
+                "--goal",
+                "x",
+                "--success-url",
+                "(",
+            ],
+            "success[0]",
+        ),
+        (&["--url", "http://127.0.0.1:9/", "--goal", "x"], "success"),
+        (
+            &[
+                "--url",
+                "http://127.0.0.1:9/",
+                "--goal",
+                "x",
+                "--success-text",
+                "y",
+                "--input",
+                "novalue",
+            ],
+            "NAME=VALUE",
+        ),
+        (
+            &["--task", "/nonexistent/task.toml"],
+            "/nonexistent/task.toml",
+        ),
+    ];
+    for (args, named) in cases {
+        let run = forager("bad-input", args).await;
+        assert_eq!(run.code, Some(2), "{args:?}: {}", run.stderr);
+        assert!(
+            run.stderr.contains(named),
+            "{args:?} should name {named}: {}",
+            run.stderr
+        );
+        assert!(run.result.is_none());
+    }
+}
