@@ -210,7 +210,12 @@ pub async fn run_task(task: TaskSpec, options: RunOptions) -> anyhow::Result<Run
         );
     }
     let config = SearchConfig::for_task(&task);
-    let outcome = search::run(&mut workers, config, None, &mut observer).await;
+    let span = tracing::info_span!("task", id = %task_id, seed = task.seed);
+    let outcome = tracing::Instrument::instrument(
+        search::run(&mut workers, config, None, &mut observer),
+        span,
+    )
+    .await;
     if let Some(bar) = &observer.bar {
         bar.finish_and_clear();
     }

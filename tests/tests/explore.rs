@@ -312,6 +312,7 @@ async fn redirect_loop_is_a_navigation_failure() {
     let error = result.error.as_ref().expect("a reason");
     assert_eq!(error.reason.as_str(), "navigation_failed");
     assert!(error.detail.contains("REDIRECT"), "{}", error.detail);
+    assert_eq!(canary.hits(), 0);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -332,7 +333,7 @@ async fn alert_storm_does_not_block() {
         ],
     )
     .await;
-    passed(&run);
+    only_own_origin(passed(&run), &site);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -353,7 +354,7 @@ async fn fifty_thousand_elements() {
         ],
     )
     .await;
-    passed(&run);
+    only_own_origin(passed(&run), &site);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -376,7 +377,7 @@ async fn a_page_that_never_finishes_loading() {
         ],
     )
     .await;
-    passed(&run);
+    only_own_origin(passed(&run), &site);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

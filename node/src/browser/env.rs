@@ -17,15 +17,23 @@ use forager_protocol::observation::Observation;
 use forager_protocol::submit::is_submit_shaped;
 use forager_protocol::task::SuccessPredicate;
 use forager_protocol::trajectory::Cost;
-use forager_protocol::verdict::{Verdict, pre_pass};
+use forager_protocol::verdict::{Verdict, VerdictOutcome, pre_pass};
 use forager_protocol::{Action, FillValue, Fingerprint, RiskClass, TaskSpec};
 use serde::Serialize;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
+/// The validator's second tier: asked only when the deterministic pre-pass is inconclusive
+/// (a model behind an OpenAI-compatible endpoint, say). Its answer must be a verdict or
+/// nothing; a tier that cannot decide returns `None` and the pre-pass verdict stands.
+pub trait ModelValidator: Send + Sync {
+    /// A verdict on `action`, which took the page from `before` to `after`.
+    fn judge(&self, action: &Action, before: &Observation, after: &Observation) -> Option<Verdict>;
+}
+
 /// How an environment behaves.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Clone)]
 pub struct EnvOptions {
     /// Live tabs kept besides the current one.
     pub cache_capacity: usize,
@@ -36,6 +44,19 @@ pub struct EnvOptions {
     /// Reuse live pages to restore states (walking them back and forth, or keeping them in
     /// the cache). Off: every restore opens a fresh context and replays from the start.
     pub reuse_pages: bool,
+    /// The validator's model tier; none configured by default.
+    pub model: Option<Arc<dyn ModelValidator>>,
+}
+
+impl std::fmt::Debug for EnvOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EnvOptions")
+            .field("cache_capacity", &self.cache_capacity)
+            .field("timeouts", &self.timeouts)
+            .field("reuse_pages", &self.reuse_pages)
+            .field("model", &self.model.is_some())
+            .finish()
+    }
 }
 
 impl Default for EnvOptions {
@@ -45,6 +66,7 @@ impl Default for EnvOptions {
             timeouts: Timeouts::default(),
             init_script: None,
             reuse_pages: true,
+            model: None,
         }
     }
 }
@@ -670,7 +692,13 @@ impl ChromiumEnv {
             action.shape(),
             action.target().map_or("", |t| t.name.as_str()),
         ) {
-            let verdict = pre_pass(&live.observation, &observation, &self.predicates.texts);
+            let mut verdict = pre_pass(&live.observation, &observation, &self.predicates.texts);
+            if verdict.outcome == VerdictOutcome::Inconclusive
+                && let Some(model) = &self.options.model
+                && let Some(judged) = model.judge(action, &live.observation, &observation)
+            {
+                verdict = judged;
+            }
             tracing::debug!(action = %action, ?verdict.outcome, "validator pre-pass");
             self.verdicts
                 .insert((before, observation.fingerprint), verdict);

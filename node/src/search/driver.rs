@@ -186,7 +186,8 @@ async fn execute<E: Environment>(
     env: &mut E,
     job: Job<E::Action>,
 ) -> (WorkerId, &mut E, Job<E::Action>, JobOutcome<E::Action>, u32) {
-    let (outcome, retries) = execute_job(env, &job).await;
+    let span = tracing::debug_span!("job", worker, branch = job.parent, job = job.id);
+    let (outcome, retries) = tracing::Instrument::instrument(execute_job(env, &job), span).await;
     (worker, env, job, outcome, retries)
 }
 
