@@ -206,7 +206,10 @@ pub fn run_site(
 
 type Found = (Option<Vec<u32>>, Option<FailureReason>, u32, u64, usize);
 
-fn baseline((path, failure, actions): (Option<Vec<u32>>, Option<FailureReason>, u32)) -> Found {
+/// A baseline's path (if any), failure reason (if any) and actions spent.
+type Baseline = (Option<Vec<u32>>, Option<FailureReason>, u32);
+
+fn baseline((path, failure, actions): Baseline) -> Found {
     (path, failure, actions, u64::from(actions), 0)
 }
 
@@ -313,10 +316,7 @@ fn act_retrying(
     None
 }
 
-fn random_walks(
-    env: &mut SimEnvironment,
-    config: &RunConfig,
-) -> (Option<Vec<u32>>, Option<FailureReason>, u32) {
+fn random_walks(env: &mut SimEnvironment, config: &RunConfig) -> Baseline {
     let mut rng = ChaCha8Rng::seed_from_u64(config.seed ^ 0x7a11);
     let mut actions = 0;
     while actions < config.budget {
@@ -347,10 +347,7 @@ fn random_walks(
     (None, Some(FailureReason::BudgetExhausted), actions)
 }
 
-fn breadth_first(
-    env: &mut SimEnvironment,
-    config: &RunConfig,
-) -> (Option<Vec<u32>>, Option<FailureReason>, u32) {
+fn breadth_first(env: &mut SimEnvironment, config: &RunConfig) -> Baseline {
     let mut actions = 0;
     let Ok(root) = block(env.restore(&[])) else {
         return (None, Some(FailureReason::BrowserCrashed), 0);
@@ -403,10 +400,7 @@ fn breadth_first(
     (None, Some(FailureReason::SearchExhausted), actions)
 }
 
-fn greedy(
-    env: &mut SimEnvironment,
-    config: &RunConfig,
-) -> (Option<Vec<u32>>, Option<FailureReason>, u32) {
+fn greedy(env: &mut SimEnvironment, config: &RunConfig) -> Baseline {
     let mut actions = 0;
     let Ok(root) = block(env.restore(&[])) else {
         return (None, Some(FailureReason::BrowserCrashed), 0);

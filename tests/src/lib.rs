@@ -62,20 +62,28 @@ pub fn run_forager(args: &[&str], limit: Duration) -> Output {
 
 pub mod sites;
 
+/// The processes of this machine: (pid, /proc/<pid>).
+fn processes() -> Vec<(u32, std::path::PathBuf)> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter_map(|e| {
+            let pid = e.file_name().to_string_lossy().parse::<u32>().ok()?;
+            Some((pid, e.path()))
+        })
+        .collect()
+}
+
 /// Processes whose command line contains `needle` (Chromium's carry their profile path).
 pub fn processes_with(needle: &str) -> Vec<(u32, String)> {
     let mut found = Vec::new();
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return found;
-    };
-    for entry in entries.flatten() {
-        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
-            continue;
-        };
+    for (pid, path) in processes() {
         if pid == std::process::id() {
             continue;
         }
-        let cmdline = std::fs::read(entry.path().join("cmdline"))
+        let cmdline = std::fs::read(path.join("cmdline"))
             .map(|b| String::from_utf8_lossy(&b).replace('\0', " "))
             .unwrap_or_default();
         if cmdline.contains(needle) {
@@ -88,14 +96,8 @@ pub fn processes_with(needle: &str) -> Vec<(u32, String)> {
 /// Zombie processes named like Chromium, anywhere on the machine.
 pub fn chromium_zombies() -> Vec<u32> {
     let mut found = Vec::new();
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return found;
-    };
-    for entry in entries.flatten() {
-        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
-            continue;
-        };
-        let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
+    for (pid, path) in processes() {
+        let stat = std::fs::read_to_string(path.join("stat")).unwrap_or_default();
         // pid (comm) state …
         if let (Some(open), Some(close)) = (stat.find('('), stat.rfind(')')) {
             let comm = &stat[open + 1..close];

@@ -29,7 +29,7 @@ use chromiumoxide::page::ScreenshotParams;
 use chromiumoxide::types::MethodId;
 use chromiumoxide::{Browser, Page};
 use chromiumoxide::{Command, Method};
-use forager_protocol::observation::{Dialog, Element, FormContext, Observation, SelectOption};
+use forager_protocol::observation::{Dialog, Element, Observation};
 use futures::StreamExt;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
@@ -117,53 +117,17 @@ struct TabEvents {
     crashed: bool,
 }
 
-/// What `observe.js` returns.
+/// What `observe.js` returns; its elements are already in the protocol's shape.
 #[derive(Debug, Clone, Deserialize)]
 pub(crate) struct RawObservation {
     pub url: String,
     pub title: String,
     pub http_status: Option<u16>,
-    pub ready_state: String,
-    pub elements: Vec<RawElement>,
+    pub elements: Vec<Element>,
     pub text_excerpt: String,
     pub snapshot: Vec<String>,
     pub forms: Vec<String>,
     pub validation_errors: Vec<String>,
-    pub truncated: bool,
-    pub node_count: u64,
-}
-
-/// One element as `observe.js` describes it.
-#[derive(Debug, Clone, Deserialize)]
-pub(crate) struct RawElement {
-    pub role: String,
-    pub name: String,
-    pub text: String,
-    pub nearby_text: String,
-    pub tag: String,
-    pub input_type: String,
-    pub href: Option<String>,
-    pub locators: Vec<forager_protocol::Locator>,
-    pub form: Option<RawForm>,
-    pub required: bool,
-    pub disabled: bool,
-    pub options: Option<Vec<RawOption>>,
-}
-
-/// A form as `observe.js` describes it.
-#[derive(Debug, Clone, Deserialize)]
-pub(crate) struct RawForm {
-    pub name: String,
-    pub submit_name: Option<String>,
-    pub posts: bool,
-    pub css: String,
-}
-
-/// An option of a select.
-#[derive(Debug, Clone, Deserialize)]
-pub(crate) struct RawOption {
-    pub value: String,
-    pub label: String,
 }
 
 #[derive(Debug, Deserialize)]
@@ -952,47 +916,15 @@ fn key_info(key: &str) -> Option<(&'static str, &'static str, i64, Option<&'stat
 fn to_observation(
     raw: RawObservation,
     console_errors: Vec<String>,
-    dialogs: Vec<forager_protocol::observation::Dialog>,
+    dialogs: Vec<Dialog>,
 ) -> Observation {
     let fingerprint =
         forager_protocol::fingerprint::fingerprint(&raw.url, &raw.snapshot.join("\n"), &raw.forms);
-    let elements = raw
-        .elements
-        .into_iter()
-        .map(|e| Element {
-            role: e.role,
-            name: e.name,
-            text: e.text,
-            nearby_text: e.nearby_text,
-            tag: e.tag,
-            input_type: e.input_type,
-            href: e.href,
-            locators: e.locators,
-            form: e.form.map(|f| FormContext {
-                name: f.name,
-                submit_name: f.submit_name,
-                posts: f.posts,
-                selector: f.css,
-            }),
-            required: e.required,
-            disabled: e.disabled,
-            options: e
-                .options
-                .unwrap_or_default()
-                .into_iter()
-                .map(|o| SelectOption {
-                    value: o.value,
-                    label: o.label,
-                })
-                .collect(),
-        })
-        .collect();
-    let _ = (raw.ready_state, raw.truncated, raw.node_count);
     Observation {
         url: raw.url,
         title: raw.title,
         http_status: raw.http_status,
-        elements,
+        elements: raw.elements,
         text_excerpt: raw.text_excerpt,
         console_errors,
         dialogs,

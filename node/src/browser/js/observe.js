@@ -16,7 +16,7 @@
     if (role && name) locators.push({ Role: { role, name } });
     const text = textOf(el);
     if (text && text.length <= 80) locators.push({ Text: text });
-    let options = null;
+    let options = [];
     if (el.tagName === "SELECT") {
       options = Array.from(el.options).slice(0, 50).map((o) => ({ value: o.value, label: clip(o.label || o.text, 80) }));
     }

@@ -134,7 +134,7 @@ const formOf = (el) => {
     name: clip(form.getAttribute("name") || form.getAttribute("id") || form.getAttribute("aria-label") || form.getAttribute("action") || "form", 80),
     submit_name: submit ? nameOf(submit, "button") : null,
     posts: (form.getAttribute("method") || "get").toLowerCase() === "post",
-    css: cssPath(form),
+    selector: cssPath(form),
   };
 };
 
