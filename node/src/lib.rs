@@ -11,11 +11,16 @@
 //!   score's replay bonus.
 //! - [`policy`]: which actions a page offers and their priors (the default, offline policy).
 //! - [`browser`]: headless Chromium as an [`Environment`].
+//! - [`net`]: the libp2p swarm (private network, gossip with validation, request-response).
+//! - [`index`]: the HNSW replica of the cluster's trajectories, persisted and synced.
 
 pub mod browser;
 pub mod embed;
 pub mod environment;
+pub mod index;
+pub mod net;
 pub mod policy;
 pub mod search;
+pub mod worker;
 
 pub use environment::{Candidate, EnvError, Environment, StateInfo, Step};

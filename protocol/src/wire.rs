@@ -8,9 +8,12 @@
 use crate::action::Action;
 use crate::codec::{self, CodecError};
 use crate::fingerprint::Fingerprint;
+use crate::result::{NetworkSummary, RunResult};
+use crate::risk::RiskClass;
 use crate::signing::Signed;
 use crate::task::TaskSpec;
 use crate::trajectory::Cost;
+use crate::verdict::Verdict;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::fmt;
@@ -73,19 +76,58 @@ pub struct Announcement {
     pub sequence: u64,
 }
 
+/// An action as a node proposes it, for the queen's top of the tree.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WireCandidate {
+    /// The action.
+    pub action: Action,
+    /// The policy's prior.
+    pub prior: f64,
+    /// Its risk class.
+    pub risk: RiskClass,
+    /// Stable key of its description (replay bonus).
+    pub key: u64,
+    /// Where it leads, when known before acting.
+    pub target: Option<u64>,
+}
+
+/// The queen asks a node to open the start URL and propose the first actions.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ExpandRequest {
+    /// The task.
+    pub task: TaskSpec,
+}
+
+/// The start state and its candidates.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ExpandReport {
+    /// The task.
+    pub task: TaskId,
+    /// The start state's fingerprint.
+    pub root: Fingerprint,
+    /// Whether the start state already satisfies the task.
+    pub success: bool,
+    /// The start state's value hint.
+    pub value_hint: f64,
+    /// The actions possible there.
+    pub candidates: Vec<WireCandidate>,
+}
+
 /// The queen gives a node a branch to search.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct BranchAssignment {
-    /// The task.
-    pub task: TaskId,
+    /// The task (nodes need it whole: predicates, inputs, budgets, weights).
+    pub task: TaskSpec,
+    /// Its id.
+    pub task_id: TaskId,
     /// The branch.
     pub branch: BranchId,
     /// Actions from the start URL to the branch's root.
     pub prefix: Vec<Action>,
-    /// Fingerprints expected after each prefix action (for divergence checks).
+    /// Fingerprints expected after each prefix action, as far as known.
     pub expected: Vec<Fingerprint>,
-    /// Iterations to run.
-    pub iterations: u32,
+    /// Actions the node may execute for this assignment.
+    pub actions: u32,
     /// Milliseconds from receipt until the report is due.
     pub deadline_ms: u64,
 }
@@ -97,18 +139,30 @@ pub struct ProgressReport {
     pub task: TaskId,
     /// The branch.
     pub branch: BranchId,
-    /// Completed visits below the branch root.
+    /// Fingerprints after each action of the branch prefix, as observed.
+    pub prefix_fingerprints: Vec<Fingerprint>,
+    /// Visits completed below the branch root during this assignment.
     pub visits: u32,
-    /// Sum of backed-up values.
+    /// Sum of their backed-up values (as seen from the branch root).
     pub value_sum: f64,
+    /// The best mean value of any state below the branch root so far, in [0, 1].
+    pub best_value: f64,
     /// Actions executed.
     pub actions: u32,
+    /// Actions replayed to restore states.
+    pub replayed: u64,
     /// What they cost.
     pub cost: Cost,
-    /// Successful paths found (relative to the branch root), with their fingerprints.
+    /// Successful paths found, from the start URL.
     pub successes: Vec<FoundPath>,
-    /// Whether the branch is finished (budget spent or subtree exhausted).
-    pub finished: bool,
+    /// Actions offered below the branch that need approval (labels of the path, the action).
+    pub approvals: Vec<FoundPath>,
+    /// Whether the branch is exhausted (nothing more to find below it).
+    pub exhausted: bool,
+    /// Why the assignment could not be carried out, if it could not.
+    pub error: Option<String>,
+    /// What the node's browser touched meanwhile.
+    pub network: NetworkSummary,
 }
 
 /// A path and the fingerprints it passed through.
@@ -118,15 +172,32 @@ pub struct FoundPath {
     pub actions: Vec<Action>,
     /// Fingerprint after each action.
     pub fingerprints: Vec<Fingerprint>,
+    /// Risk class of each action.
+    pub risks: Vec<RiskClass>,
 }
 
-/// The queen asks a node to reproduce a path from the start URL.
+/// The queen asks a node to reproduce a path from the start URL, in a fresh context.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ReplayRequest {
     /// The task.
-    pub task: TaskId,
+    pub task: TaskSpec,
+    /// Its id.
+    pub task_id: TaskId,
     /// The path to reproduce.
     pub path: FoundPath,
+}
+
+/// What a reproduction saw at one step.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PageInfo {
+    /// The URL.
+    pub url: String,
+    /// The title.
+    pub title: String,
+    /// The validator's verdict on the step, for submit-shaped actions.
+    pub verdict: Option<Verdict>,
+    /// Which locator of the target's chain resolved it, when not the first.
+    pub healed_locator: Option<u32>,
 }
 
 /// What a reproduction found.
@@ -136,10 +207,32 @@ pub struct ReplayReport {
     pub task: TaskId,
     /// Fingerprints observed after each action.
     pub fingerprints: Vec<Fingerprint>,
+    /// URL and title after each action.
+    pub pages: Vec<PageInfo>,
     /// Whether the success predicates held at the end.
     pub success: bool,
     /// The first step whose fingerprint differed, if any.
     pub divergence: Option<u32>,
+    /// Why it could not be carried out, if it could not.
+    pub error: Option<String>,
+    /// What the node's browser touched.
+    pub network: NetworkSummary,
+}
+
+/// Where a submitted task stands.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum TaskState {
+    /// Still searching.
+    Running {
+        /// Actions spent so far.
+        actions: u32,
+        /// Nodes working on it.
+        nodes: u32,
+    },
+    /// Finished.
+    Done(Box<RunResult>),
+    /// The queen does not know this task.
+    Unknown,
 }
 
 /// A late-joining node asks for the announcements it lacks.
@@ -165,15 +258,19 @@ pub struct SyncPage {
 pub enum Message {
     /// Gossip: a signed trajectory announcement.
     Announce(Signed<Announcement>),
-    /// Queen → node.
-    Assign(BranchAssignment),
+    /// Queen → node: open the start URL, propose actions.
+    Expand(Box<ExpandRequest>),
+    /// Node → queen, signed by the node.
+    Expanded(Signed<ExpandReport>),
+    /// Queen → node: search a branch.
+    Assign(Box<BranchAssignment>),
     /// Node → queen, signed by the node.
     Progress(Signed<ProgressReport>),
-    /// Queen → node.
-    Replay(ReplayRequest),
+    /// Queen → node: reproduce a path.
+    Replay(Box<ReplayRequest>),
     /// Node → queen, signed by the node.
     Replayed(Signed<ReplayReport>),
-    /// Node → peer.
+    /// Node → peer: the announcements after a watermark.
     Sync(SyncRequest),
     /// Peer → node.
     SyncPage(SyncPage),
@@ -181,6 +278,10 @@ pub enum Message {
     Submit(Box<TaskSpec>),
     /// Queen → client.
     Accepted(TaskId),
+    /// Client → queen: how is this task doing?
+    Status(TaskId),
+    /// Queen → client.
+    State(Box<TaskState>),
     /// Any → any: the request was refused, with a reason.
     Refused(String),
 }
@@ -201,7 +302,6 @@ impl Message {
 pub(crate) mod tests {
     use super::*;
     use crate::action::{FillValue, Locator, Target};
-    use crate::risk::RiskClass;
     use crate::score::ScoreWeights;
     use crate::signing::{Domain, SignatureError};
     use crate::task::{Budget, SuccessPredicate};
@@ -280,14 +380,20 @@ pub(crate) mod tests {
         (any::<u64>(), any::<u64>()).prop_map(|(browser_ms, tokens)| Cost { browser_ms, tokens })
     }
 
+    fn risk() -> impl Strategy<Value = RiskClass> {
+        (1u8..=7).prop_map(|level| RiskClass::try_from(level).expect("1..=7"))
+    }
+
     fn found_path() -> impl Strategy<Value = FoundPath> {
         (
             prop::collection::vec(action(), 0..4),
             prop::collection::vec(fingerprint(), 0..4),
+            prop::collection::vec(risk(), 0..4),
         )
-            .prop_map(|(actions, fingerprints)| FoundPath {
+            .prop_map(|(actions, fingerprints, risks)| FoundPath {
                 actions,
                 fingerprints,
+                risks,
             })
     }
 
@@ -376,74 +482,156 @@ pub(crate) mod tests {
             )
     }
 
+    fn candidate() -> impl Strategy<Value = WireCandidate> {
+        (
+            action(),
+            any::<f64>(),
+            risk(),
+            any::<u64>(),
+            prop::option::of(any::<u64>()),
+        )
+            .prop_map(|(action, prior, risk, key, target)| WireCandidate {
+                action,
+                prior,
+                risk,
+                key,
+                target,
+            })
+    }
+
     fn message() -> impl Strategy<Value = Message> {
         prop_oneof![
             signed(announcement(), Domain::Announcement).prop_map(Message::Announce),
+            task().prop_map(|task| Message::Expand(Box::new(ExpandRequest { task }))),
+            signed(
+                (
+                    task_id(),
+                    fingerprint(),
+                    any::<bool>(),
+                    any::<f64>(),
+                    prop::collection::vec(candidate(), 0..3)
+                )
+                    .prop_map(|(task, root, success, value_hint, candidates)| {
+                        ExpandReport {
+                            task,
+                            root,
+                            success,
+                            value_hint,
+                            candidates,
+                        }
+                    }),
+                Domain::Report
+            )
+            .prop_map(Message::Expanded),
             (
+                task(),
                 task_id(),
                 any::<u64>(),
                 prop::collection::vec(action(), 0..4),
                 prop::collection::vec(fingerprint(), 0..4),
-                any::<u32>(),
-                any::<u64>()
+                (any::<u32>(), any::<u64>())
             )
                 .prop_map(
-                    |(task, branch, prefix, expected, iterations, deadline_ms)| {
-                        Message::Assign(BranchAssignment {
+                    |(task, task_id, branch, prefix, expected, (actions, deadline_ms))| {
+                        Message::Assign(Box::new(BranchAssignment {
                             task,
+                            task_id,
                             branch: BranchId(branch),
                             prefix,
                             expected,
-                            iterations,
+                            actions,
                             deadline_ms,
-                        })
+                        }))
                     }
                 ),
             signed(
                 (
-                    task_id(),
-                    any::<u64>(),
-                    any::<u32>(),
-                    any::<f64>(),
-                    any::<u32>(),
-                    cost(),
+                    (
+                        task_id(),
+                        any::<u64>(),
+                        prop::collection::vec(fingerprint(), 0..3)
+                    ),
+                    (
+                        any::<u32>(),
+                        any::<f64>(),
+                        any::<u32>(),
+                        any::<u64>(),
+                        cost()
+                    ),
                     prop::collection::vec(found_path(), 0..2),
-                    any::<bool>()
+                    prop::collection::vec(found_path(), 0..2),
+                    any::<bool>(),
+                    prop::option::of(text())
                 )
                     .prop_map(
-                        |(task, branch, visits, value_sum, actions, cost, successes, finished)| {
+                        |(
+                            (task, branch, prefix_fingerprints),
+                            (visits, value_sum, actions, replayed, cost),
+                            successes,
+                            approvals,
+                            exhausted,
+                            error,
+                        )| {
                             ProgressReport {
                                 task,
                                 branch: BranchId(branch),
+                                prefix_fingerprints,
                                 visits,
                                 value_sum,
+                                best_value: value_sum,
                                 actions,
+                                replayed,
                                 cost,
                                 successes,
-                                finished,
+                                approvals,
+                                exhausted,
+                                error,
+                                network: NetworkSummary::default(),
                             }
                         }
                     ),
                 Domain::Report
             )
             .prop_map(Message::Progress),
-            (task_id(), found_path())
-                .prop_map(|(task, path)| Message::Replay(ReplayRequest { task, path })),
+            (task(), task_id(), found_path()).prop_map(|(task, task_id, path)| {
+                Message::Replay(Box::new(ReplayRequest {
+                    task,
+                    task_id,
+                    path,
+                }))
+            }),
             signed(
                 (
                     task_id(),
                     prop::collection::vec(fingerprint(), 0..4),
+                    prop::collection::vec(
+                        (text(), text(), prop::option::of(any::<u32>())).prop_map(
+                            |(url, title, healed_locator)| PageInfo {
+                                url,
+                                title,
+                                verdict: None,
+                                healed_locator,
+                            }
+                        ),
+                        0..3
+                    ),
                     any::<bool>(),
-                    prop::option::of(any::<u32>())
+                    prop::option::of(any::<u32>()),
+                    prop::option::of(text())
                 )
-                    .prop_map(|(task, fingerprints, success, divergence)| {
-                        ReplayReport {
-                            task,
-                            fingerprints,
-                            success,
-                            divergence,
+                    .prop_map(
+                        |(task, fingerprints, pages, success, divergence, error)| {
+                            ReplayReport {
+                                task,
+                                fingerprints,
+                                pages,
+                                success,
+                                divergence,
+                                error,
+                                network: NetworkSummary::default(),
+                            }
                         }
-                    }),
+                    ),
                 Domain::Report
             )
             .prop_map(Message::Replayed),
@@ -456,6 +644,11 @@ pub(crate) mod tests {
                 .prop_map(|(entries, next)| Message::SyncPage(SyncPage { entries, next })),
             task().prop_map(|t| Message::Submit(Box::new(t))),
             task_id().prop_map(Message::Accepted),
+            task_id().prop_map(Message::Status),
+            (any::<u32>(), any::<u32>()).prop_map(|(actions, nodes)| {
+                Message::State(Box::new(TaskState::Running { actions, nodes }))
+            }),
+            Just(Message::State(Box::new(TaskState::Unknown))),
             text().prop_map(Message::Refused),
         ]
     }

@@ -42,6 +42,23 @@ pub enum Command {
     ///   forager explore --task task.toml --json
     #[command(verbatim_doc_comment)]
     Explore(ExploreArgs),
+    /// Run a worker node of a cluster: it searches branches the queen assigns (in Chromium, or
+    /// a simulated site with --sim), reproduces paths, and gossips what it learns. Prints its
+    /// peer id and addresses, then runs until Ctrl-C.
+    Node(NodeArgs),
+    /// Run a queen: it accepts tasks (from `forager submit`), assigns branches to the
+    /// connected nodes, has successes reproduced by a second node, and writes results under
+    /// DATA/tasks/. Restarted on the same DATA, it resumes unfinished tasks.
+    Queen(QueenArgs),
+    /// Submit a task to a running queen and wait for its result. Same flags, result document
+    /// and exit codes as `explore`.
+    Submit(SubmitArgs),
+    /// Write a new random cluster key (swarm.key format) to a file.
+    Key {
+        /// Where.
+        #[arg(long, value_name = "FILE")]
+        out: PathBuf,
+    },
     /// Serve a bundled demo site on 127.0.0.1 and explore a task on it: search, a two-step
     /// form with a required input, a confirmation page. Prints where the artifacts are.
     Demo(DemoArgs),
@@ -154,9 +171,9 @@ pub struct SimulateArgs {
     pub quick: bool,
 }
 
-/// Arguments of `forager explore` (and the task part of `forager submit`, later).
+/// The task, as flags or a file (shared by `explore` and `submit`).
 #[derive(Debug, Args)]
-pub struct ExploreArgs {
+pub struct TaskArgs {
     /// A task file (TOML or JSON, the fields of a task: start_url, goal, success, inputs,
     /// budget, risk_ceiling, weights, seed, allowed_origins, resettable, family). Flags given
     /// as well override the file.
@@ -211,13 +228,112 @@ pub struct ExploreArgs {
     /// JavaScript added to every document before its own scripts.
     #[arg(long, value_name = "FILE")]
     pub init_script: Option<PathBuf>,
-    /// Browser contexts searching at once (they share one Chromium).
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=16))]
-    pub workers: u32,
-    /// Live pages kept per worker so restoring a state needs no replay (0 turns the cache off).
+}
+
+/// Arguments of `forager explore`.
+#[derive(Debug, Args)]
+pub struct ExploreArgs {
+    /// The task.
+    #[command(flatten)]
+    pub task: TaskArgs,
+    /// Nodes of the embedded cluster (a queen and this many nodes, each with its own
+    /// Chromium, over libp2p on 127.0.0.1). A success wins only once a second node has
+    /// reproduced it, so at least 2 are needed to verify.
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=16))]
+    pub nodes: u32,
+    /// Live pages kept per browser context so restoring a state needs no replay (0 turns the
+    /// cache off).
     #[arg(long, default_value_t = 6)]
     pub page_cache: usize,
     /// Directory for result.json and events.jsonl (default: forager-runs/<task>-<time>).
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Print the result document on stdout.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Arguments of `forager node`.
+#[derive(Debug, Args)]
+pub struct NodeArgs {
+    /// Address to listen on. Repeatable.
+    #[arg(
+        long = "listen",
+        value_name = "MULTIADDR",
+        default_value = "/ip4/127.0.0.1/tcp/0"
+    )]
+    pub listen: Vec<String>,
+    /// A peer to dial at start (the queen, other nodes), with its /p2p/ id. Repeatable.
+    #[arg(long = "bootstrap", value_name = "MULTIADDR")]
+    pub bootstrap: Vec<String>,
+    /// Data directory: the node's key, its replica of the trajectory index.
+    #[arg(long, value_name = "DIR", default_value = "forager-node")]
+    pub data: PathBuf,
+    /// The cluster key file (swarm.key format or 64 hex digits); default DATA/cluster.key,
+    /// created if missing.
+    #[arg(long, value_name = "FILE")]
+    pub cluster_key: Option<PathBuf>,
+    /// Only these peers may connect (peer ids). Repeatable; none means any peer with the
+    /// cluster key.
+    #[arg(long = "allow", value_name = "PEER_ID")]
+    pub allow: Vec<String>,
+    /// Search a simulated site (batch seed SEED) instead of driving Chromium.
+    #[arg(long, value_name = "SEED")]
+    pub sim: Option<u64>,
+    /// Which site of the simulated batch.
+    #[arg(long, default_value_t = 0)]
+    pub sim_site: u64,
+    /// Simulated actions take their simulated latency in real time.
+    #[arg(long)]
+    pub sim_latency: bool,
+    /// Branch searches at once.
+    #[arg(long, default_value_t = 2)]
+    pub concurrency: usize,
+}
+
+/// Arguments of `forager queen`.
+#[derive(Debug, Args)]
+pub struct QueenArgs {
+    /// Address to listen on. Repeatable.
+    #[arg(
+        long = "listen",
+        value_name = "MULTIADDR",
+        default_value = "/ip4/127.0.0.1/tcp/0"
+    )]
+    pub listen: Vec<String>,
+    /// A peer to dial at start. Repeatable.
+    #[arg(long = "bootstrap", value_name = "MULTIADDR")]
+    pub bootstrap: Vec<String>,
+    /// Data directory: the queen's key, task journals and results.
+    #[arg(long, value_name = "DIR", default_value = "forager-queen")]
+    pub data: PathBuf,
+    /// The cluster key file; default DATA/cluster.key, created if missing.
+    #[arg(long, value_name = "FILE")]
+    pub cluster_key: Option<PathBuf>,
+    /// Only these peers may connect (peer ids). Repeatable.
+    #[arg(long = "allow", value_name = "PEER_ID")]
+    pub allow: Vec<String>,
+    /// Actions per assignment.
+    #[arg(long, default_value_t = 20)]
+    pub chunk: u32,
+    /// Seconds a node may take for one assignment before its branch is reassigned.
+    #[arg(long, default_value_t = 180)]
+    pub assignment_deadline: u64,
+}
+
+/// Arguments of `forager submit`.
+#[derive(Debug, Args)]
+pub struct SubmitArgs {
+    /// The queen's address, with its /p2p/ id.
+    #[arg(long, value_name = "MULTIADDR")]
+    pub queen: String,
+    /// The cluster key file.
+    #[arg(long, value_name = "FILE")]
+    pub cluster_key: PathBuf,
+    /// The task.
+    #[command(flatten)]
+    pub task: TaskArgs,
+    /// Directory for result.json (default: forager-runs/submit-<time>).
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
     /// Print the result document on stdout.

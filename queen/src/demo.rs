@@ -44,7 +44,7 @@ pub fn run(args: &DemoArgs) -> anyhow::Result<ExitCode> {
         let outcome = run_task(
             task,
             RunOptions {
-                workers: 1,
+                nodes: 2,
                 page_cache: 6,
                 init_script: None,
                 out: args.out.clone().unwrap_or_else(|| default_out("demo")),

@@ -11,9 +11,9 @@ use std::process::ExitCode;
 
 /// Runs the command.
 pub fn run(args: &ExploreArgs) -> anyhow::Result<ExitCode> {
-    let task = build_task(args)?;
+    let task = build_task(&args.task)?;
     let init_script =
-        match &args.init_script {
+        match &args.task.init_script {
             Some(path) => Some(std::fs::read_to_string(path).map_err(|e| {
                 BadInput(format!("cannot read init script {}: {e}", path.display()))
             })?),
@@ -24,7 +24,7 @@ pub fn run(args: &ExploreArgs) -> anyhow::Result<ExitCode> {
     let outcome = runtime.block_on(run_task(
         task,
         RunOptions {
-            workers: args.workers,
+            nodes: args.nodes,
             page_cache: args.page_cache,
             init_script,
             out,

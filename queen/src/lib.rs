@@ -10,9 +10,13 @@
 //!   [`demo_site`] is the bundled demo website.
 
 pub mod cli;
+pub mod cluster;
+pub mod coordinator;
 pub mod demo;
 pub mod demo_site;
 pub mod explore;
+pub mod journal;
+pub mod peers;
 pub mod run;
 pub mod simulate;
 pub mod task_input;

@@ -13,6 +13,10 @@ fn main() -> ExitCode {
         Command::Simulate(args) => forager_queen::simulate::run(&args),
         Command::Explore(args) => forager_queen::explore::run(&args),
         Command::Demo(args) => forager_queen::demo::run(&args),
+        Command::Node(args) => forager_queen::peers::node(&args),
+        Command::Queen(args) => forager_queen::peers::queen(&args),
+        Command::Submit(args) => forager_queen::peers::submit(&args),
+        Command::Key { out } => forager_queen::peers::key(&out),
     };
     match result {
         Ok(code) => code,
@@ -31,8 +35,8 @@ fn init_logging(verbose: u8) {
     // chromiumoxide warns about every CDP event its generated types do not know (harmless,
     // one per page load) and errors when we kill a browser: only shown at -vv.
     let default = match verbose {
-        0 => "warn,chromiumoxide=off",
-        1 => "info,chromiumoxide=off",
+        0 => "warn,chromiumoxide=off,libp2p_gossipsub=error,libp2p_swarm=error",
+        1 => "info,chromiumoxide=off,libp2p_gossipsub=warn",
         _ => "debug",
     };
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()

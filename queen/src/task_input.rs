@@ -1,7 +1,7 @@
 //! Building a task from command-line flags and task files (TOML or JSON).
 
 use crate::BadInput;
-use crate::cli::ExploreArgs;
+use crate::cli::TaskArgs;
 use forager_protocol::task::SuccessPredicate;
 use forager_protocol::{RiskClass, TaskSpec};
 use std::path::Path;
@@ -22,7 +22,7 @@ pub fn read_task_file(path: &Path) -> Result<TaskSpec, BadInput> {
 }
 
 /// The task the flags (and the task file, if any) describe, validated.
-pub fn build_task(args: &ExploreArgs) -> Result<TaskSpec, BadInput> {
+pub fn build_task(args: &TaskArgs) -> Result<TaskSpec, BadInput> {
     let mut task = match &args.task {
         Some(path) => read_task_file(path)?,
         None => {

@@ -10,6 +10,7 @@
 //! - [`sweep`]: a grid over the score's weights, written as CSV and an SVG plot.
 
 pub mod batch;
+pub mod cluster;
 pub mod env;
 pub mod site;
 pub mod strategies;

@@ -885,3 +885,49 @@ impl Environment for ChromiumEnv {
         action.label()
     }
 }
+
+/// Makes Chromium environments on a node's browser for the worker.
+#[derive(Debug, Clone)]
+pub struct ChromiumFactory {
+    /// The node's browser.
+    pub pool: BrowserPool,
+    /// How environments behave.
+    pub options: EnvOptions,
+}
+
+impl crate::worker::EnvFactory for ChromiumFactory {
+    type Env = ChromiumEnv;
+
+    fn create(&self, task: &TaskSpec, for_replay: bool) -> Result<ChromiumEnv, EnvError> {
+        let mut options = self.options.clone();
+        if for_replay {
+            // A reproduction starts from nothing: no page reuse.
+            options.reuse_pages = false;
+        }
+        ChromiumEnv::new(self.pool.clone(), Arc::new(task.clone()), options)
+    }
+
+    fn step_info(
+        env: &ChromiumEnv,
+        before: Fingerprint,
+        after: Fingerprint,
+    ) -> forager_protocol::wire::PageInfo {
+        let page = env.page(&after);
+        forager_protocol::wire::PageInfo {
+            url: page.map(|p| p.url.clone()).unwrap_or_default(),
+            title: page.map(|p| p.title.clone()).unwrap_or_default(),
+            verdict: env.verdict(&before, &after).cloned(),
+            healed_locator: env.healed_locator(&before, &after).map(|h| h as u32),
+        }
+    }
+
+    fn network(env: &ChromiumEnv) -> forager_protocol::result::NetworkSummary {
+        let log = env.network();
+        forager_protocol::result::NetworkSummary {
+            allowed_requests: log.allowed,
+            allowed_origins: log.allowed_origins.into_iter().collect(),
+            blocked_requests: log.blocked,
+            blocked_urls: log.blocked_urls,
+        }
+    }
+}

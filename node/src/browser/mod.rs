@@ -18,7 +18,7 @@ mod pool;
 mod process;
 mod tab;
 
-pub use env::{ChromiumEnv, EnvOptions, EnvStats, ModelValidator, PageSummary};
+pub use env::{ChromiumEnv, ChromiumFactory, EnvOptions, EnvStats, ModelValidator, PageSummary};
 pub use pool::{BrowserPool, PoolError};
 pub use process::{
     BrowserOptions, BrowserProcess, DEBIAN_CHROMIUM, FLAGS, LaunchError, kill_group,

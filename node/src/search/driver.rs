@@ -71,20 +71,39 @@ pub async fn run<E: Environment>(
     workers: &mut [E],
     config: SearchConfig,
     memory: Option<Arc<dyn ReplayMemory + Send + Sync>>,
-    observer: &mut dyn SearchObserver<E::Action>,
+    observer: &mut (dyn SearchObserver<E::Action> + Send),
 ) -> Result<(SearchReport<E::Action>, Search<E::Action>), SearchError> {
-    let started = Instant::now();
-    let deadline = config.deadline;
-    let max_crashes = config.max_crash_retries;
     let (first, _) = workers
         .split_first_mut()
         .ok_or(SearchError::NoEnvironment)?;
-    first.restore(&[]).await.map_err(SearchError::Start)?;
-    let root = first.observe().await.map_err(SearchError::Start)?;
-    let root_candidates = first.candidates().await.map_err(SearchError::Start)?;
+    let search = start(first, config, memory).await?;
+    Ok(run_from(workers, search, observer).await)
+}
+
+/// Observes the start state in `env` and roots a tree there (`env` stays at the root).
+pub async fn start<E: Environment>(
+    env: &mut E,
+    config: SearchConfig,
+    memory: Option<Arc<dyn ReplayMemory + Send + Sync>>,
+) -> Result<Search<E::Action>, SearchError> {
+    env.restore(&[]).await.map_err(SearchError::Start)?;
+    let root = env.observe().await.map_err(SearchError::Start)?;
+    let root_candidates = env.candidates().await.map_err(SearchError::Start)?;
     let mut search = Search::new(config, root, root_candidates, memory);
     search.set_position_root(0);
+    Ok(search)
+}
 
+/// Continues a tree with the given workers until it finishes (give it more budget with
+/// [`Search::extend`] to resume a finished one).
+pub async fn run_from<E: Environment>(
+    workers: &mut [E],
+    mut search: Search<E::Action>,
+    observer: &mut (dyn SearchObserver<E::Action> + Send),
+) -> (SearchReport<E::Action>, Search<E::Action>) {
+    let started = Instant::now();
+    let deadline = search.config().deadline;
+    let max_crashes = search.config().max_crash_retries;
     let mut idle: Vec<(WorkerId, &mut E)> = workers.iter_mut().enumerate().rev().collect();
     let mut running = FuturesUnordered::new();
     let mut consecutive_crashes = 0u32;
@@ -111,7 +130,7 @@ pub async fn run<E: Environment>(
                 }
             };
             observer.on_event(&search, &SearchEvent::Finished(finish));
-            return Ok((search.report(finish), search));
+            return (search.report(finish), search);
         };
         if let Some(error) = crash_of(&outcome) {
             consecutive_crashes += 1;
@@ -152,7 +171,7 @@ pub async fn run<E: Environment>(
 
 fn announce_new_nodes<A: Clone>(
     search: &mut Search<A>,
-    observer: &mut dyn SearchObserver<A>,
+    observer: &mut (dyn SearchObserver<A> + Send),
     seen: usize,
 ) -> usize {
     let total = search.node_count();

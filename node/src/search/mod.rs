@@ -16,7 +16,7 @@
 mod driver;
 mod tree;
 
-pub use driver::{NoObserver, SearchError, SearchEvent, SearchObserver, run};
+pub use driver::{NoObserver, SearchError, SearchEvent, SearchObserver, run, run_from, start};
 pub use tree::{
     Job, JobId, JobOutcome, NodeId, NodeStatus, NodeView, Plan, RolloutStep, Search, WorkerId,
 };

@@ -304,6 +304,23 @@ impl<A: Clone> Search<A> {
         self.forced_finish.get_or_insert(finish);
     }
 
+    /// Allows `actions` more actions from now and clears a finish forced by a deadline, so
+    /// that a finished search can be resumed (a node continuing a branch it was given again).
+    pub fn extend(&mut self, actions: u32) {
+        self.config.action_budget = self.metrics.actions.saturating_add(actions);
+        if matches!(
+            self.forced_finish,
+            Some(Finish::Failed(FailureReason::Timeout))
+        ) {
+            self.forced_finish = None;
+        }
+    }
+
+    /// Sets the wall-clock limit of the next `run_from`.
+    pub fn set_deadline(&mut self, deadline: Option<std::time::Duration>) {
+        self.config.deadline = deadline;
+    }
+
     /// Counts a crash survived.
     pub fn note_crash(&mut self) {
         self.metrics.crashes += 1;

@@ -1,0 +1,350 @@
+//! The replica of the cluster's trajectory index: every accepted announcement, in an HNSW
+//! graph (hnsw_rs, dot product on unit vectors, i.e. cosine) with its metadata in a concurrent
+//! map, and in an append-only log on disk.
+//!
+//! The log is the source of truth: each entry is one codec frame of the signed announcement,
+//! length-prefixed; at start the replica is rebuilt from it, and a torn last record (a crash
+//! mid-write) is cut off. Entries are numbered in insertion order; those numbers are the
+//! watermarks a late-joining peer pages through (`Sync` requests). An origin's sequence number
+//! is stored once, so replicas that exchange everything converge to the same entries.
+
+use crate::embed::{ReplayMemory, SparseVector};
+use dashmap::DashMap;
+use forager_protocol::codec::{self, MAX_FRAME_BYTES};
+use forager_protocol::signing::Signed;
+use forager_protocol::trajectory::{TrajectoryVector, VECTOR_DIM};
+use forager_protocol::wire::{Announcement, SyncPage, SyncRequest};
+use hnsw_rs::anndists::dist::DistDot;
+use hnsw_rs::hnsw::Hnsw;
+use std::io::{BufReader, Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// File name of the log in a data directory.
+pub const LOG_FILE: &str = "index.log";
+/// Entries per sync page (about 1.3 KB each, well under the frame limit).
+pub const SYNC_PAGE: u32 = 256;
+
+/// Why the replica could not be opened or written.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum IndexError {
+    /// Reading or writing the log failed.
+    #[error("index log {path}: {source}")]
+    Io {
+        /// The log.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+}
+
+/// What the replica keeps per entry.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Entry {
+    /// The announcement, as signed by its origin (served to peers that sync).
+    pub signed: Signed<Announcement>,
+    /// Its vector.
+    pub vector: TrajectoryVector,
+}
+
+/// The replica. Shared (`Arc`) between the task inserting gossip and the searches querying it;
+/// HNSW insertion and search both take `&self`.
+pub struct Replica {
+    graph: Hnsw<'static, f32, DistDot>,
+    entries: DashMap<u64, Entry>,
+    seen: DashMap<([u8; 32], u64), u64>,
+    next: AtomicU64,
+    log: Option<(PathBuf, Mutex<std::fs::File>)>,
+}
+
+impl std::fmt::Debug for Replica {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Replica")
+            .field("entries", &self.len())
+            .finish()
+    }
+}
+
+fn graph(capacity: usize) -> Hnsw<'static, f32, DistDot> {
+    // M = 16, ef_construction = 100: the measured sweet spot on 2 cores (recall 1.0 on
+    // clustered data; see the index benchmark).
+    Hnsw::new(16, capacity.max(1024), 16, 100, DistDot {})
+}
+
+impl Replica {
+    /// An in-memory replica (nothing persisted).
+    pub fn in_memory(capacity: usize) -> Replica {
+        Replica {
+            graph: graph(capacity),
+            entries: DashMap::new(),
+            seen: DashMap::new(),
+            next: AtomicU64::new(1),
+            log: None,
+        }
+    }
+
+    /// Opens (or creates) the replica persisted in `dir`, rebuilding it from its log.
+    pub fn open(dir: &Path, capacity: usize) -> Result<Replica, IndexError> {
+        let path = dir.join(LOG_FILE);
+        let io = |source| IndexError::Io {
+            path: path.clone(),
+            source,
+        };
+        std::fs::create_dir_all(dir).map_err(io)?;
+        let mut file = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .read(true)
+            .append(true)
+            .open(&path)
+            .map_err(io)?;
+        let mut replica = Replica::in_memory(capacity);
+        let mut good = 0u64;
+        {
+            let mut reader = BufReader::new(&mut file);
+            loop {
+                let mut length = [0u8; 4];
+                if reader.read_exact(&mut length).is_err() {
+                    break;
+                }
+                let length = u32::from_be_bytes(length) as usize;
+                if length > MAX_FRAME_BYTES {
+                    break;
+                }
+                let mut frame = vec![0u8; length];
+                if reader.read_exact(&mut frame).is_err() {
+                    break;
+                }
+                let Ok(signed) = codec::decode::<Signed<Announcement>>(&frame, MAX_FRAME_BYTES)
+                else {
+                    break;
+                };
+                let Ok(vector) = TrajectoryVector::try_from(signed.value.vector.clone()) else {
+                    break;
+                };
+                replica.insert_unlogged(signed, vector);
+                good += 4 + length as u64;
+            }
+        }
+        // Cut a torn tail so that the next append starts on a record boundary.
+        if file.metadata().map_err(io)?.len() > good {
+            tracing::warn!(path = %path.display(), "cutting a torn record off the index log");
+            file.set_len(good).map_err(io)?;
+            file.seek(SeekFrom::End(0)).map_err(io)?;
+        }
+        replica.log = Some((path, Mutex::new(file)));
+        Ok(replica)
+    }
+
+    /// Number of entries.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Whether it is empty.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// Whether an origin's announcement is already held.
+    pub fn contains(&self, signed: &Signed<Announcement>) -> bool {
+        self.seen
+            .contains_key(&(*signed.signer.as_bytes(), signed.value.sequence))
+    }
+
+    fn insert_unlogged(
+        &self,
+        signed: Signed<Announcement>,
+        vector: TrajectoryVector,
+    ) -> Option<u64> {
+        let key = (*signed.signer.as_bytes(), signed.value.sequence);
+        if self.seen.contains_key(&key) {
+            return None;
+        }
+        let id = self.next.fetch_add(1, Ordering::SeqCst);
+        self.seen.insert(key, id);
+        self.graph.insert_slice((vector.as_slice(), id as usize));
+        self.entries.insert(id, Entry { signed, vector });
+        Some(id)
+    }
+
+    /// Inserts a validated announcement (persisting it first); returns its local number, or
+    /// `None` if it was already held.
+    pub fn insert(
+        &self,
+        signed: Signed<Announcement>,
+        vector: TrajectoryVector,
+    ) -> Result<Option<u64>, IndexError> {
+        if self.contains(&signed) {
+            return Ok(None);
+        }
+        if let Some((path, file)) = &self.log {
+            let frame = codec::encode(&signed).map_err(|e| IndexError::Io {
+                path: path.clone(),
+                source: std::io::Error::new(std::io::ErrorKind::InvalidData, e.to_string()),
+            })?;
+            let mut record = Vec::with_capacity(frame.len() + 4);
+            record.extend_from_slice(&(frame.len() as u32).to_be_bytes());
+            record.extend_from_slice(&frame);
+            // No await under this lock: a plain mutex serialises appends.
+            let mut file = file.lock().unwrap_or_else(|p| p.into_inner());
+            file.write_all(&record).map_err(|source| IndexError::Io {
+                path: path.clone(),
+                source,
+            })?;
+        }
+        Ok(self.insert_unlogged(signed, vector))
+    }
+
+    /// The `k` nearest entries to a unit query vector: (local number, cosine similarity).
+    pub fn nearest(&self, query: &[f32], k: usize, ef: usize) -> Vec<(u64, f32)> {
+        if self.is_empty() || query.len() != VECTOR_DIM {
+            return Vec::new();
+        }
+        self.graph
+            .search(query, k, ef.max(k))
+            .into_iter()
+            .map(|n| (n.d_id as u64, 1.0 - n.distance))
+            .collect()
+    }
+
+    /// An entry by local number.
+    pub fn get(&self, id: u64) -> Option<Entry> {
+        self.entries.get(&id).map(|e| e.clone())
+    }
+
+    /// A page of entries after a watermark, in local order.
+    pub fn page(&self, request: &SyncRequest) -> SyncPage {
+        let limit = request.limit.clamp(1, SYNC_PAGE) as u64;
+        let last = self.next.load(Ordering::SeqCst);
+        let mut entries = Vec::new();
+        let mut id = request.after.saturating_add(1);
+        while id < last && (entries.len() as u64) < limit {
+            if let Some(entry) = self.entries.get(&id) {
+                entries.push(entry.signed.clone());
+            }
+            id += 1;
+        }
+        SyncPage {
+            entries,
+            next: (id < last).then_some(id - 1),
+        }
+    }
+}
+
+impl ReplayMemory for Replica {
+    fn best_similarity(&self, family: &str, path: &SparseVector) -> f64 {
+        let mut dense = path.to_dense();
+        let norm: f32 = dense.iter().map(|v| v * v).sum::<f32>().sqrt();
+        if norm == 0.0 {
+            return 0.0;
+        }
+        for v in &mut dense {
+            *v /= norm;
+        }
+        self.nearest(&dense, 16, 64)
+            .into_iter()
+            .filter_map(|(id, similarity)| {
+                let entry = self.entries.get(&id)?;
+                let a = &entry.signed.value;
+                (a.success && a.family == family).then_some(f64::from(similarity))
+            })
+            .fold(0.0, f64::max)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::net::identity::NodeIdentity;
+    use forager_protocol::signing::Domain;
+    use forager_protocol::trajectory::Cost;
+    use forager_protocol::wire::TaskId;
+
+    fn entry(
+        identity: &NodeIdentity,
+        sequence: u64,
+        seed: usize,
+    ) -> (Signed<Announcement>, TrajectoryVector) {
+        use rand::{RngExt, SeedableRng};
+        let mut rng = rand::rngs::ChaCha8Rng::seed_from_u64(seed as u64);
+        let values: Vec<f32> = (0..VECTOR_DIM)
+            .map(|_| rng.random_range(-1.0..1.0))
+            .collect();
+        let vector = TrajectoryVector::normalise(values).expect("valid");
+        let announcement = Announcement {
+            task: TaskId([0; 16]),
+            family: "shop".into(),
+            vector: vector.as_slice().to_vec(),
+            reward: 1.0,
+            success: true,
+            cost: Cost::default(),
+            steps: 2,
+            sequence,
+        };
+        let signed =
+            Signed::new(identity.signing_key(), Domain::Announcement, announcement).expect("signs");
+        (signed, vector)
+    }
+
+    #[test]
+    fn persists_reloads_dedups_and_cuts_a_torn_tail() {
+        let dir = tempfile::tempdir().expect("dir");
+        let identity = NodeIdentity::generate();
+        {
+            let replica = Replica::open(dir.path(), 100).expect("opens");
+            for i in 0..10 {
+                let (signed, vector) = entry(&identity, i, i as usize);
+                assert!(replica.insert(signed, vector).expect("inserts").is_some());
+            }
+            let (again, vector) = entry(&identity, 3, 3);
+            assert_eq!(replica.insert(again, vector).expect("no error"), None);
+            assert_eq!(replica.len(), 10);
+        }
+        // A crash mid-append leaves half a record.
+        let path = dir.path().join(LOG_FILE);
+        let mut file = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .expect("log");
+        file.write_all(&[0, 0, 4, 0, 1, 2]).expect("torn");
+        drop(file);
+        let reloaded = Replica::open(dir.path(), 100).expect("reopens");
+        assert_eq!(reloaded.len(), 10);
+        let (more, vector) = entry(&identity, 10, 10);
+        reloaded
+            .insert(more, vector)
+            .expect("appends after the cut");
+        drop(reloaded);
+        assert_eq!(Replica::open(dir.path(), 100).expect("again").len(), 11);
+    }
+
+    #[test]
+    fn nearest_and_pages() {
+        let identity = NodeIdentity::generate();
+        let replica = Replica::in_memory(1000);
+        for i in 0..600 {
+            let (signed, vector) = entry(&identity, i, i as usize);
+            replica.insert(signed, vector).expect("inserts");
+        }
+        // The vector inserted from seed 7 (local number 8) is its own nearest neighbour.
+        let (_, probe) = entry(&identity, 999, 7);
+        let nearest = replica.nearest(probe.as_slice(), 3, 64);
+        assert_eq!(nearest[0].0, 8, "{nearest:?}");
+        assert!(nearest[0].1 > 0.999, "{nearest:?}");
+        let mut after = 0;
+        let mut total = 0;
+        loop {
+            let page = replica.page(&SyncRequest { after, limit: 1000 });
+            assert!(page.entries.len() <= SYNC_PAGE as usize);
+            total += page.entries.len();
+            match page.next {
+                Some(next) => after = next,
+                None => break,
+            }
+        }
+        assert_eq!(total, 600);
+    }
+}

@@ -1,0 +1,722 @@
+//! A node's work: answering the queen (open a task's start page, search a branch, reproduce a
+//! path), serving and syncing the replica, and gossiping every finished rollout.
+//!
+//! ```text
+//! network events ──▶ worker loop ──spawns──▶ expand / branch search / replay (own env each)
+//!                         │                        │ rollouts
+//!                         ▼                        ▼
+//!                   replica inserter ◀── accepted ── publisher (signs, gossips, inserts)
+//! ```
+//!
+//! Branch searches are kept per (task, branch) between assignments, so a node given the same
+//! branch again continues its tree instead of starting over.
+
+use crate::embed::{ReplayMemory, trajectory_vector};
+use crate::environment::{EnvError, Environment, StateInfo, Step};
+use crate::index::Replica;
+use crate::net::{Network, NetworkEvent, NodeIdentity, Responder, Role};
+use crate::search::{self, Finish, NodeStatus, Search, SearchConfig, SearchEvent, SearchObserver};
+use forager_protocol::result::NetworkSummary;
+use forager_protocol::signing::{Domain, Signed};
+use forager_protocol::trajectory::Cost;
+use forager_protocol::wire::{
+    Announcement, BranchAssignment, BranchId, ExpandReport, ExpandRequest, FoundPath, Message,
+    PageInfo, ProgressReport, ReplayReport, ReplayRequest, SyncRequest, TaskId, WireCandidate,
+};
+use forager_protocol::{Action, FailureReason, Fingerprint, TaskSpec};
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+use tokio::sync::{Mutex, Semaphore, mpsc};
+
+/// Makes environments for tasks: Chromium contexts in production, simulated sites in
+/// cluster-scale runs.
+pub trait EnvFactory: Send + Sync + 'static {
+    /// The environment.
+    type Env: Environment<Action = Action> + Send + 'static;
+    /// A fresh environment for a task. `for_replay`: the environment must reproduce a path
+    /// from scratch (no reuse of live pages).
+    fn create(&self, task: &TaskSpec, for_replay: bool) -> Result<Self::Env, EnvError>;
+    /// What the environment saw at the step from `before` to `after`: URL, title, validator
+    /// verdict, healed locator.
+    fn step_info(env: &Self::Env, before: Fingerprint, after: Fingerprint) -> PageInfo;
+    /// What the environment's network did (origins reached, requests blocked).
+    fn network(env: &Self::Env) -> NetworkSummary;
+}
+
+/// How a worker behaves.
+#[derive(Debug, Clone)]
+pub struct WorkerConfig {
+    /// Branch searches run at once (each in its own environment).
+    pub concurrency: usize,
+    /// Gossip every finished rollout.
+    pub gossip: bool,
+}
+
+impl Default for WorkerConfig {
+    fn default() -> Self {
+        WorkerConfig {
+            concurrency: 2,
+            gossip: true,
+        }
+    }
+}
+
+/// An environment restored at a branch's root first, so that the search below it sees the
+/// branch root as its start.
+struct Branch<E> {
+    inner: E,
+    prefix: Vec<(Action, Fingerprint)>,
+}
+
+impl<E: Environment<Action = Action>> Environment for Branch<E> {
+    type Action = Action;
+
+    async fn observe(&mut self) -> Result<StateInfo, EnvError> {
+        self.inner.observe().await
+    }
+
+    async fn candidates(&mut self) -> Result<Vec<crate::Candidate<Action>>, EnvError> {
+        self.inner.candidates().await
+    }
+
+    async fn act(&mut self, action: &Action) -> Result<Step, EnvError> {
+        self.inner.act(action).await
+    }
+
+    async fn restore(&mut self, prefix: &[(Action, Fingerprint)]) -> Result<Step, EnvError> {
+        let mut full = self.prefix.clone();
+        full.extend_from_slice(prefix);
+        self.inner.restore(&full).await
+    }
+
+    async fn recover(&mut self) -> Result<(), EnvError> {
+        self.inner.recover().await
+    }
+
+    fn describe(&self, action: &Action) -> String {
+        self.inner.describe(action)
+    }
+}
+
+struct BranchState<E: Environment<Action = Action>> {
+    env: Branch<E>,
+    search: Option<Search<Action>>,
+}
+
+type Branches<E> = HashMap<(TaskId, BranchId), Arc<Mutex<BranchState<E>>>>;
+
+/// Signs and gossips rollouts; inserts them into the local replica too.
+struct Publisher {
+    identity: NodeIdentity,
+    network: Network,
+    replica: Arc<Replica>,
+    sequence: AtomicU64,
+}
+
+impl Publisher {
+    async fn publish(&self, announcement: Announcement) {
+        let sequence = self.sequence.fetch_add(1, Ordering::SeqCst);
+        let announcement = Announcement {
+            sequence,
+            ..announcement
+        };
+        let Ok(vector) =
+            forager_protocol::trajectory::TrajectoryVector::try_from(announcement.vector.clone())
+        else {
+            return;
+        };
+        let Ok(signed) = Signed::new(
+            self.identity.signing_key(),
+            Domain::Announcement,
+            announcement,
+        ) else {
+            return;
+        };
+        if let Err(error) = self.replica.insert(signed.clone(), vector) {
+            tracing::warn!(%error, "cannot store an own announcement");
+        }
+        let Ok(frame) = Message::Announce(signed).encode() else {
+            return;
+        };
+        if let Err(error) = self.network.publish(frame).await {
+            // No peer subscribed yet is normal at the start and in one-node clusters.
+            tracing::debug!(%error, "gossip not sent");
+        }
+    }
+}
+
+/// Collects finished rollouts of a branch search for gossip.
+struct RolloutObserver {
+    task: TaskId,
+    family: String,
+    goal: String,
+    prefix_keys: Vec<u64>,
+    rollouts: mpsc::Sender<Announcement>,
+}
+
+impl SearchObserver<Action> for RolloutObserver {
+    fn on_event(&mut self, tree: &Search<Action>, event: &SearchEvent) {
+        let SearchEvent::NodeAdded(id) = event else {
+            return;
+        };
+        let nodes: Vec<_> = tree.nodes().collect();
+        let Some(node) = nodes.get(*id as usize) else {
+            return;
+        };
+        if !matches!(node.status, NodeStatus::Open | NodeStatus::Success) {
+            return;
+        }
+        // The path from the start URL: the branch prefix, then the tree path.
+        let mut keys = Vec::new();
+        let mut cursor = Some(node.id);
+        let mut labels = Vec::new();
+        while let Some(c) = cursor {
+            let n = &nodes[c as usize];
+            if let Some(action) = n.action {
+                labels.push(action.label());
+                keys.push(crate::embed::action_key(&action.label()));
+            }
+            cursor = n.parent;
+        }
+        keys.reverse();
+        let mut all = self.prefix_keys.clone();
+        all.extend(keys);
+        let texts: Vec<&str> = labels.iter().map(String::as_str).collect();
+        let Ok(vector) = trajectory_vector(&self.goal, &all, &texts) else {
+            return;
+        };
+        let success = *node.status == NodeStatus::Success;
+        let announcement = Announcement {
+            task: self.task,
+            family: self.family.clone(),
+            vector: vector.as_slice().to_vec(),
+            reward: if success { 1.0 } else { node.mean_value as f32 },
+            success,
+            cost: Cost::default(),
+            steps: all.len() as u32,
+            sequence: 0,
+        };
+        // Gossip is best effort: a full queue drops the rollout rather than slowing the search.
+        let _ = self.rollouts.try_send(announcement);
+    }
+}
+
+/// The node's main loop. Runs until the network stops.
+pub async fn run_worker<F: EnvFactory>(
+    identity: NodeIdentity,
+    network: Network,
+    mut events: mpsc::Receiver<NetworkEvent>,
+    replica: Arc<Replica>,
+    factory: Arc<F>,
+    config: WorkerConfig,
+) {
+    let permits = Arc::new(Semaphore::new(config.concurrency.max(1)));
+    let branches: Arc<Mutex<Branches<F::Env>>> = Arc::new(Mutex::new(HashMap::new()));
+    let publisher = Arc::new(Publisher {
+        identity: identity.clone(),
+        network: network.clone(),
+        replica: replica.clone(),
+        sequence: AtomicU64::new(now_nanos()),
+    });
+    let (rollouts, mut rollout_queue) = mpsc::channel::<Announcement>(256);
+    if config.gossip {
+        let publisher = publisher.clone();
+        tokio::spawn(async move {
+            while let Some(announcement) = rollout_queue.recv().await {
+                publisher.publish(announcement).await;
+            }
+        });
+    }
+    let (inserts, mut insert_queue) = mpsc::channel::<Box<crate::net::Accepted>>(1024);
+    let inserting = replica.clone();
+    tokio::spawn(async move {
+        while let Some(accepted) = insert_queue.recv().await {
+            let replica = inserting.clone();
+            // HNSW insertion is CPU work: keep it off the async threads.
+            let _ = tokio::task::spawn_blocking(move || {
+                if let Err(error) = replica.insert(accepted.signed, accepted.vector) {
+                    tracing::warn!(%error, "cannot store an announcement");
+                }
+            })
+            .await;
+        }
+    });
+    let mut synced_from: Vec<libp2p::PeerId> = Vec::new();
+    while let Some(event) = events.recv().await {
+        match event {
+            NetworkEvent::Announcement(accepted) => {
+                let _ = inserts.send(accepted).await;
+            }
+            NetworkEvent::PeerIdentified { peer, role } => {
+                // Catch up on what the cluster learned before this node joined (once per peer).
+                if matches!(role, Role::Node) && !synced_from.contains(&peer) {
+                    synced_from.push(peer);
+                    let network = network.clone();
+                    let replica = replica.clone();
+                    tokio::spawn(async move { sync_from(network, replica, peer).await });
+                }
+            }
+            NetworkEvent::Request {
+                peer,
+                message,
+                responder,
+            } => {
+                let network = network.clone();
+                match *message {
+                    Message::Sync(request) => {
+                        let page = replica.page(&request);
+                        let _ = network.respond(responder, Message::SyncPage(page)).await;
+                    }
+                    Message::Expand(request) => {
+                        let factory = factory.clone();
+                        let identity = identity.clone();
+                        let permits = permits.clone();
+                        tokio::spawn(async move {
+                            let _permit = permits.acquire_owned().await;
+                            let answer = expand(&*factory, &identity, *request).await;
+                            let _ = network.respond(responder, answer).await;
+                        });
+                    }
+                    Message::Assign(assignment) => {
+                        let factory = factory.clone();
+                        let identity = identity.clone();
+                        let permits = permits.clone();
+                        let branches = branches.clone();
+                        let rollouts = rollouts.clone();
+                        let memory: Arc<dyn ReplayMemory + Send + Sync> = replica.clone();
+                        tokio::spawn(async move {
+                            let _permit = permits.acquire_owned().await;
+                            let span = tracing::info_span!(
+                                "branch",
+                                task = %assignment.task_id,
+                                branch = assignment.branch.0,
+                                queen = %peer
+                            );
+                            let answer = tracing::Instrument::instrument(
+                                search_branch(
+                                    &*factory,
+                                    &identity,
+                                    &branches,
+                                    *assignment,
+                                    memory,
+                                    rollouts,
+                                ),
+                                span,
+                            )
+                            .await;
+                            let _ = network.respond(responder, answer).await;
+                        });
+                    }
+                    Message::Replay(request) => {
+                        let factory = factory.clone();
+                        let identity = identity.clone();
+                        let permits = permits.clone();
+                        tokio::spawn(async move {
+                            let _permit = permits.acquire_owned().await;
+                            let answer = replay(&*factory, &identity, *request).await;
+                            let _ = network.respond(responder, answer).await;
+                        });
+                    }
+                    other => {
+                        tracing::debug!(%peer, ?other, "request not for a node");
+                        refuse(&network, responder, "nodes do not answer this request").await;
+                    }
+                }
+            }
+            NetworkEvent::PeerGone(_) | NetworkEvent::Listening(_) => {}
+        }
+    }
+}
+
+fn now_nanos() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(0)
+}
+
+async fn refuse(network: &Network, responder: Responder, reason: &str) {
+    let _ = network
+        .respond(responder, Message::Refused(reason.to_owned()))
+        .await;
+}
+
+/// Pages through a peer's replica from the start, inserting what is missing.
+pub async fn sync_from(network: Network, replica: Arc<Replica>, peer: libp2p::PeerId) {
+    let mut after = 0;
+    loop {
+        let request = Message::Sync(SyncRequest {
+            after,
+            limit: crate::index::SYNC_PAGE,
+        });
+        let page = match network.request(peer, request).await {
+            Ok(Message::SyncPage(page)) => page,
+            Ok(_) | Err(_) => return,
+        };
+        for signed in page.entries {
+            // The same checks as gossip: a peer's replica is not trusted more than its gossip.
+            if signed.verify(Domain::Announcement).is_err() || replica.contains(&signed) {
+                continue;
+            }
+            let Ok(vector) = forager_protocol::trajectory::TrajectoryVector::try_from(
+                signed.value.vector.clone(),
+            ) else {
+                continue;
+            };
+            if !(0.0..=1.0).contains(&signed.value.reward) {
+                continue;
+            }
+            let replica = replica.clone();
+            let _ = tokio::task::spawn_blocking(move || replica.insert(signed, vector)).await;
+        }
+        match page.next {
+            Some(next) => after = next,
+            None => return,
+        }
+    }
+}
+
+fn sign<T: serde::Serialize>(identity: &NodeIdentity, value: T) -> Result<Signed<T>, String> {
+    Signed::new(identity.signing_key(), Domain::Report, value).map_err(|e| e.to_string())
+}
+
+async fn expand<F: EnvFactory>(
+    factory: &F,
+    identity: &NodeIdentity,
+    request: ExpandRequest,
+) -> Message {
+    let task_id = match TaskId::of(&request.task) {
+        Ok(id) => id,
+        Err(e) => return Message::Refused(e.to_string()),
+    };
+    if let Err(e) = request.task.validate() {
+        return Message::Refused(e.to_string());
+    }
+    let mut env = match factory.create(&request.task, false) {
+        Ok(env) => env,
+        Err(e) => return Message::Refused(format!("cannot create an environment: {e}")),
+    };
+    let result = async {
+        env.restore(&[]).await?;
+        let state = env.observe().await?;
+        let candidates = env.candidates().await?;
+        Ok::<_, EnvError>((state, candidates))
+    }
+    .await;
+    match result {
+        Ok((state, candidates)) => {
+            let report = ExpandReport {
+                task: task_id,
+                root: state.fingerprint,
+                success: state.success,
+                value_hint: state.value_hint,
+                candidates: candidates
+                    .into_iter()
+                    .map(|c| WireCandidate {
+                        action: c.action,
+                        prior: c.prior,
+                        risk: c.risk,
+                        key: c.key,
+                        target: c.target,
+                    })
+                    .collect(),
+            };
+            match sign(identity, report) {
+                Ok(signed) => Message::Expanded(signed),
+                Err(e) => Message::Refused(e),
+            }
+        }
+        Err(e) => Message::Refused(format!("start page: {e}")),
+    }
+}
+
+async fn search_branch<F: EnvFactory>(
+    factory: &F,
+    identity: &NodeIdentity,
+    branches: &Mutex<Branches<F::Env>>,
+    assignment: BranchAssignment,
+    memory: Arc<dyn ReplayMemory + Send + Sync>,
+    rollouts: mpsc::Sender<Announcement>,
+) -> Message {
+    let key = (assignment.task_id, assignment.branch);
+    let state = {
+        let mut map = branches.lock().await;
+        match map.get(&key) {
+            Some(state) => state.clone(),
+            None => {
+                let env = match factory.create(&assignment.task, false) {
+                    Ok(env) => env,
+                    Err(e) => {
+                        return Message::Refused(format!("cannot create an environment: {e}"));
+                    }
+                };
+                let state = Arc::new(Mutex::new(BranchState {
+                    env: Branch {
+                        inner: env,
+                        prefix: Vec::new(),
+                    },
+                    search: None,
+                }));
+                map.insert(key, state.clone());
+                state
+            }
+        }
+    };
+    // One assignment per branch at a time on this node; the lock is the branch's owner.
+    let mut state = state.lock().await;
+    let mut report = run_branch(&mut state, &assignment, memory, rollouts).await;
+    report.network = F::network(&state.env.inner);
+    drop(state);
+    prune_branches(branches, MAX_BRANCHES).await;
+    match sign(identity, report) {
+        Ok(signed) => Message::Progress(signed),
+        Err(e) => Message::Refused(e),
+    }
+}
+
+/// Branch searches kept between assignments (each holds an environment: browser contexts).
+const MAX_BRANCHES: usize = 8;
+
+/// Drops the oldest kept branch searches beyond `max` (their environments close with them).
+async fn prune_branches<E: Environment<Action = Action>>(
+    branches: &Mutex<Branches<E>>,
+    max: usize,
+) {
+    let mut map = branches.lock().await;
+    while map.len() > max {
+        let Some(oldest) = map
+            .iter()
+            .filter(|(_, state)| Arc::strong_count(state) == 1)
+            .map(|(key, _)| *key)
+            .min_by_key(|(task, branch)| (task.0, branch.0))
+        else {
+            break;
+        };
+        map.remove(&oldest);
+    }
+}
+
+async fn run_branch<E: Environment<Action = Action>>(
+    state: &mut BranchState<E>,
+    assignment: &BranchAssignment,
+    memory: Arc<dyn ReplayMemory + Send + Sync>,
+    rollouts: mpsc::Sender<Announcement>,
+) -> ProgressReport {
+    let mut report = ProgressReport {
+        task: assignment.task_id,
+        branch: assignment.branch,
+        prefix_fingerprints: Vec::new(),
+        visits: 0,
+        value_sum: 0.0,
+        best_value: 0.0,
+        actions: 0,
+        replayed: 0,
+        cost: Cost::default(),
+        successes: Vec::new(),
+        approvals: Vec::new(),
+        exhausted: false,
+        error: None,
+        network: NetworkSummary::default(),
+    };
+    let task = &assignment.task;
+    let deadline = Duration::from_millis(assignment.deadline_ms);
+    let search = match state.search.take() {
+        Some(mut search) => {
+            search.extend(assignment.actions);
+            search.set_deadline(Some(deadline));
+            search
+        }
+        None => {
+            // Reach the branch root: replay what is known, execute the rest.
+            let known: Vec<(Action, Fingerprint)> = assignment
+                .prefix
+                .iter()
+                .cloned()
+                .zip(assignment.expected.iter().copied())
+                .collect();
+            let env = &mut state.env.inner;
+            let reached = async {
+                env.restore(&known).await?;
+                let mut prefix = known.clone();
+                for action in &assignment.prefix[known.len()..] {
+                    let step = env.act(action).await?;
+                    prefix.push((action.clone(), step.state.fingerprint));
+                    report.actions += 1;
+                }
+                Ok::<_, EnvError>(prefix)
+            }
+            .await;
+            let prefix = match reached {
+                Ok(prefix) => prefix,
+                Err(e) => {
+                    report.error = Some(format!("cannot reach the branch: {e}"));
+                    report.exhausted =
+                        !matches!(e, EnvError::Crashed(_) | EnvError::Timeout { .. });
+                    return report;
+                }
+            };
+            state.env.prefix = prefix;
+            let config = SearchConfig {
+                action_budget: assignment.actions.saturating_sub(report.actions).max(1),
+                max_depth: task
+                    .budget
+                    .max_depth
+                    .saturating_sub(assignment.prefix.len() as u32)
+                    .max(1),
+                deadline: Some(deadline),
+                ..SearchConfig::for_task(task)
+            };
+            // The env is at the branch root: its restore(&[]) is a no-op there.
+            match search::start(&mut state.env, config, Some(memory)).await {
+                Ok(search) => search,
+                Err(e) => {
+                    report.error = Some(e.to_string());
+                    return report;
+                }
+            }
+        }
+    };
+    report.prefix_fingerprints = state.env.prefix.iter().map(|(_, f)| *f).collect();
+    let (visits_before, value_before) = root_stats(&search);
+    let mut observer = RolloutObserver {
+        task: assignment.task_id,
+        family: task.family(),
+        goal: task.goal.clone(),
+        prefix_keys: state
+            .env
+            .prefix
+            .iter()
+            .map(|(a, _)| crate::embed::action_key(&a.label()))
+            .collect(),
+        rollouts,
+    };
+    let actions_before = search.metrics().actions;
+    let replayed_before = search.metrics().replayed_actions;
+    let cost_before = search.metrics().cost;
+    let (outcome, search) =
+        search::run_from(std::slice::from_mut(&mut state.env), search, &mut observer).await;
+    let (visits_after, value_after) = root_stats(&search);
+    report.visits = visits_after.saturating_sub(visits_before);
+    report.value_sum = value_after - value_before;
+    report.best_value = search
+        .nodes()
+        .skip(1)
+        .filter(|n| !matches!(n.status, NodeStatus::Pruned(_)))
+        .map(|n| {
+            if *n.status == NodeStatus::Success {
+                1.0
+            } else {
+                n.mean_value
+            }
+        })
+        .fold(0.0, f64::max);
+    report.actions += outcome.metrics.actions - actions_before;
+    report.replayed = outcome.metrics.replayed_actions - replayed_before;
+    report.cost = Cost {
+        browser_ms: outcome.metrics.cost.browser_ms - cost_before.browser_ms,
+        tokens: outcome.metrics.cost.tokens - cost_before.tokens,
+    };
+    let prefix = &state.env.prefix;
+    let full = |steps: Vec<(Action, Fingerprint, forager_protocol::RiskClass)>| {
+        let mut path = FoundPath {
+            actions: prefix.iter().map(|(a, _)| a.clone()).collect(),
+            fingerprints: prefix.iter().map(|(_, f)| *f).collect(),
+            risks: vec![forager_protocol::RiskClass::ReadOnly; prefix.len()],
+        };
+        for (action, fingerprint, risk) in steps {
+            path.actions.push(action);
+            path.fingerprints.push(fingerprint);
+            path.risks.push(risk);
+        }
+        path
+    };
+    if let Some(best) = &outcome.best {
+        report.successes.push(full(
+            best.iter()
+                .map(|s| (s.action.clone(), s.fingerprint, s.risk))
+                .collect(),
+        ));
+    } else if search
+        .nodes()
+        .next()
+        .is_some_and(|root| *root.status == NodeStatus::Success)
+    {
+        report.successes.push(full(Vec::new()));
+    }
+    for approval in &outcome.approvals {
+        let mut path = full(Vec::new());
+        path.actions.extend(approval.prefix.iter().cloned());
+        path.actions.push(approval.action.clone());
+        path.risks.push(approval.class);
+        report.approvals.push(path);
+    }
+    report.exhausted = matches!(
+        outcome.finish,
+        Finish::Failed(
+            FailureReason::SearchExhausted
+                | FailureReason::ApprovalRequired
+                | FailureReason::NoProgress
+                | FailureReason::Nondeterministic
+        )
+    );
+    state.search = Some(search);
+    report
+}
+
+fn root_stats(search: &Search<Action>) -> (u32, f64) {
+    search.nodes().next().map_or((0, 0.0), |root| {
+        (root.visits, root.mean_value * f64::from(root.visits))
+    })
+}
+
+async fn replay<F: EnvFactory>(
+    factory: &F,
+    identity: &NodeIdentity,
+    request: ReplayRequest,
+) -> Message {
+    let mut report = ReplayReport {
+        task: request.task_id,
+        fingerprints: Vec::new(),
+        pages: Vec::new(),
+        success: false,
+        divergence: None,
+        error: None,
+        network: NetworkSummary::default(),
+    };
+    match factory.create(&request.task, true) {
+        Ok(mut env) => {
+            let walked = async {
+                env.restore(&[]).await?;
+                let mut last = env.observe().await?;
+                for (i, action) in request.path.actions.iter().enumerate() {
+                    let before = last.fingerprint;
+                    let step = env.act(action).await?;
+                    last = step.state;
+                    report.fingerprints.push(step.state.fingerprint);
+                    report
+                        .pages
+                        .push(F::step_info(&env, before, step.state.fingerprint));
+                    if request.path.fingerprints.get(i) != Some(&step.state.fingerprint)
+                        && report.divergence.is_none()
+                    {
+                        report.divergence = Some(i as u32);
+                    }
+                }
+                Ok::<_, EnvError>(last)
+            }
+            .await;
+            match walked {
+                Ok(last) => report.success = last.success,
+                Err(e) => report.error = Some(e.to_string()),
+            }
+            report.network = F::network(&env);
+        }
+        Err(e) => report.error = Some(format!("cannot create an environment: {e}")),
+    }
+    match sign(identity, report) {
+        Ok(signed) => Message::Replayed(signed),
+        Err(e) => Message::Refused(e),
+    }
+}

@@ -1,0 +1,1064 @@
+//! The queen: accepts tasks, keeps the top of each task's tree (the start state's actions, one
+//! branch each), assigns branches to nodes by the production-aware score with virtual loss,
+//! re-balances as reports arrive, reassigns the work of a node that dies or misses its
+//! deadline, has a different node reproduce any success before it wins, and writes the result.
+//!
+//! One task (the actor) owns every task's state; requests to nodes run as spawned futures that
+//! report back on an internal channel. Every decision is appended to the task's journal
+//! (`<data>/tasks/<task id>/journal.jsonl`), from which a restarted queen resumes.
+
+use crate::journal::{Journal, JournalEvent, Recovered};
+use forager_node::net::identity::peer_id_of;
+use forager_node::net::{Network, NetworkEvent, Responder, Role};
+use forager_protocol::result::{
+    ApprovalNeeded, Metrics, NetworkSummary, RESULT_VERSION, ResultStep, RunError, RunResult,
+    Status,
+};
+use forager_protocol::score::{ScoreInputs, uct_score};
+use forager_protocol::signing::Domain;
+use forager_protocol::trajectory::Cost;
+use forager_protocol::wire::{
+    BranchAssignment, BranchId, ExpandRequest, FoundPath, Message, ProgressReport, ReplayReport,
+    ReplayRequest, TaskId, TaskState, WireCandidate,
+};
+use forager_protocol::{Action, FailureReason, Fingerprint, RiskClass, TaskSpec};
+use libp2p::PeerId;
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+use tokio::sync::{mpsc, oneshot};
+
+/// How the queen works.
+#[derive(Debug, Clone)]
+pub struct QueenConfig {
+    /// Where journals and results go.
+    pub data: PathBuf,
+    /// Actions per assignment: small enough to re-balance often, large enough to amortise.
+    pub chunk_actions: u32,
+    /// How long a node may take for one assignment before its branch is reassigned.
+    pub assignment_deadline: Duration,
+}
+
+impl QueenConfig {
+    /// Defaults, with journals under `data`.
+    pub fn new(data: PathBuf) -> QueenConfig {
+        QueenConfig {
+            data,
+            chunk_actions: 20,
+            assignment_deadline: Duration::from_secs(180),
+        }
+    }
+}
+
+enum Command {
+    Submit {
+        task: Box<TaskSpec>,
+        reply: oneshot::Sender<Result<TaskId, String>>,
+    },
+    Status {
+        task: TaskId,
+        reply: oneshot::Sender<TaskState>,
+    },
+    Shutdown,
+}
+
+/// A handle on the queen's task.
+#[derive(Debug, Clone)]
+pub struct Queen {
+    commands: mpsc::Sender<Command>,
+}
+
+impl Queen {
+    /// Submits a task; returns its id.
+    pub async fn submit(&self, task: TaskSpec) -> Result<TaskId, String> {
+        let (reply, answer) = oneshot::channel();
+        self.commands
+            .send(Command::Submit {
+                task: Box::new(task),
+                reply,
+            })
+            .await
+            .map_err(|_| "the queen has stopped".to_owned())?;
+        answer
+            .await
+            .map_err(|_| "the queen has stopped".to_owned())?
+    }
+
+    /// Where a task stands.
+    pub async fn status(&self, task: TaskId) -> TaskState {
+        let (reply, answer) = oneshot::channel();
+        if self
+            .commands
+            .send(Command::Status { task, reply })
+            .await
+            .is_err()
+        {
+            return TaskState::Unknown;
+        }
+        answer.await.unwrap_or(TaskState::Unknown)
+    }
+
+    /// Stops the queen.
+    pub async fn shutdown(&self) {
+        let _ = self.commands.send(Command::Shutdown).await;
+    }
+}
+
+enum Internal {
+    Expanded {
+        task: TaskId,
+        node: PeerId,
+        result: Result<Message, String>,
+    },
+    Reported {
+        task: TaskId,
+        node: PeerId,
+        branch: BranchId,
+        result: Result<Message, String>,
+    },
+    Replayed {
+        task: TaskId,
+        node: PeerId,
+        path: Box<FoundPath>,
+        finder: PeerId,
+        result: Result<Message, String>,
+    },
+}
+
+/// The queen's view of a branch. Its unit is the assignment: `assignments` completed, each
+/// contributing the best value its node reached below the branch root (the node's own tree
+/// averages already; the queen wants to know where good states are).
+#[derive(Debug, Clone)]
+struct Branch {
+    id: BranchId,
+    candidate: WireCandidate,
+    prefix_fingerprints: Vec<Fingerprint>,
+    assignments: u32,
+    value_sum: f64,
+    /// Search iterations below the root, for the metrics.
+    visits: u32,
+    in_flight: u32,
+    exhausted: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Phase {
+    Expanding,
+    Searching,
+    Done,
+}
+
+struct TaskRun {
+    id: TaskId,
+    task: TaskSpec,
+    started: Instant,
+    phase: Phase,
+    journal: Journal,
+    branches: Vec<Branch>,
+    approvals: Vec<FoundPath>,
+    actions: u32,
+    replayed: u64,
+    cost: Cost,
+    /// Successes waiting for a second node, with the node that found them.
+    unverified: VecDeque<(FoundPath, PeerId)>,
+    rejected_paths: HashSet<Vec<Action>>,
+    /// Node → the branch it works on for this task.
+    assigned: HashMap<PeerId, BranchId>,
+    verifying: Option<PeerId>,
+    expanding: Option<PeerId>,
+    /// Nodes that took part.
+    contributors: HashSet<PeerId>,
+    result: Option<RunResult>,
+    failures: u32,
+    network: NetworkSummary,
+}
+
+/// Starts the queen's task. It owns the network's events from now on.
+pub fn start(network: Network, events: mpsc::Receiver<NetworkEvent>, config: QueenConfig) -> Queen {
+    let (commands, inbox) = mpsc::channel(64);
+    let (internal, internal_inbox) = mpsc::channel(256);
+    let actor = Actor {
+        network,
+        config,
+        nodes: HashSet::new(),
+        tasks: HashMap::new(),
+        internal,
+    };
+    tokio::spawn(actor.run(events, inbox, internal_inbox));
+    Queen { commands }
+}
+
+struct Actor {
+    network: Network,
+    config: QueenConfig,
+    nodes: HashSet<PeerId>,
+    tasks: HashMap<TaskId, TaskRun>,
+    internal: mpsc::Sender<Internal>,
+}
+
+impl Actor {
+    async fn run(
+        mut self,
+        mut events: mpsc::Receiver<NetworkEvent>,
+        mut inbox: mpsc::Receiver<Command>,
+        mut internal: mpsc::Receiver<Internal>,
+    ) {
+        self.resume_journals();
+        let mut tick = tokio::time::interval(Duration::from_millis(200));
+        loop {
+            tokio::select! {
+                biased;
+                command = inbox.recv() => match command {
+                    Some(Command::Shutdown) | None => break,
+                    Some(command) => self.on_command(command),
+                },
+                Some(message) = internal.recv() => self.on_internal(message),
+                event = events.recv() => match event {
+                    Some(event) => self.on_network(event).await,
+                    None => break,
+                },
+                _ = tick.tick() => {}
+            }
+            self.schedule();
+        }
+    }
+
+    fn resume_journals(&mut self) {
+        let dir = self.config.data.join("tasks");
+        for recovered in Journal::recover_all(&dir) {
+            let Recovered {
+                task,
+                journal,
+                events,
+            } = recovered;
+            let Ok(id) = TaskId::of(&task) else { continue };
+            let mut run = TaskRun::new(id, task, journal);
+            for event in events {
+                run.replay_event(event);
+            }
+            tracing::info!(task = %id, branches = run.branches.len(), actions = run.actions, "resumed a task from its journal");
+            run.journal.append(&JournalEvent::Resumed {
+                actions: run.actions,
+            });
+            self.tasks.insert(id, run);
+        }
+    }
+
+    fn on_command(&mut self, command: Command) {
+        match command {
+            Command::Submit { task, reply } => {
+                let _ = reply.send(self.submit(*task));
+            }
+            Command::Status { task, reply } => {
+                let state = match self.tasks.get(&task) {
+                    None => TaskState::Unknown,
+                    Some(run) => match &run.result {
+                        Some(result) => TaskState::Done(Box::new(result.clone())),
+                        None => TaskState::Running {
+                            actions: run.actions,
+                            nodes: run.assigned.len() as u32,
+                        },
+                    },
+                };
+                let _ = reply.send(state);
+            }
+            Command::Shutdown => {}
+        }
+    }
+
+    fn submit(&mut self, task: TaskSpec) -> Result<TaskId, String> {
+        task.validate().map_err(|e| e.to_string())?;
+        let id = TaskId::of(&task).map_err(|e| e.to_string())?;
+        if self.tasks.contains_key(&id) {
+            return Ok(id);
+        }
+        let dir = self.config.data.join("tasks").join(id.to_string());
+        let journal = Journal::create(&dir, &task).map_err(|e| e.to_string())?;
+        tracing::info!(task = %id, goal = %task.goal, "task accepted");
+        self.tasks.insert(id, TaskRun::new(id, task, journal));
+        Ok(id)
+    }
+
+    async fn on_network(&mut self, event: NetworkEvent) {
+        match event {
+            NetworkEvent::PeerIdentified {
+                peer,
+                role: Role::Node,
+            } => {
+                tracing::info!(%peer, "node joined");
+                self.nodes.insert(peer);
+            }
+            NetworkEvent::PeerGone(peer) => {
+                if self.nodes.remove(&peer) {
+                    tracing::warn!(%peer, "node left");
+                }
+            }
+            NetworkEvent::Request {
+                peer,
+                message,
+                responder,
+            } => self.on_request(peer, *message, responder).await,
+            NetworkEvent::PeerIdentified { .. }
+            | NetworkEvent::Announcement(_)
+            | NetworkEvent::Listening(_) => {}
+        }
+    }
+
+    async fn on_request(&mut self, peer: PeerId, message: Message, responder: Responder) {
+        let answer = match message {
+            Message::Submit(task) => match self.submit(*task) {
+                Ok(id) => Message::Accepted(id),
+                Err(reason) => Message::Refused(reason),
+            },
+            Message::Status(id) => {
+                let (reply, answer) = oneshot::channel();
+                self.on_command(Command::Status { task: id, reply });
+                Message::State(Box::new(answer.await.unwrap_or(TaskState::Unknown)))
+            }
+            other => {
+                tracing::debug!(%peer, ?other, "request not for a queen");
+                Message::Refused("the queen does not answer this request".into())
+            }
+        };
+        let _ = self.network.respond(responder, answer).await;
+    }
+
+    fn busy(&self) -> HashSet<PeerId> {
+        self.tasks
+            .values()
+            .flat_map(|t| {
+                t.assigned
+                    .keys()
+                    .copied()
+                    .chain(t.verifying)
+                    .chain(t.expanding)
+            })
+            .collect()
+    }
+
+    fn schedule(&mut self) {
+        let network = self.network.clone();
+        let internal = self.internal.clone();
+        let limit = self.config.assignment_deadline + Duration::from_secs(10);
+        let chunk = self.config.chunk_actions;
+        let send =
+            |node, request, wrap| spawn_request(&network, &internal, limit, node, request, wrap);
+        let mut busy = self.busy();
+        let mut idle: Vec<PeerId> = self
+            .nodes
+            .iter()
+            .filter(|n| !busy.contains(n))
+            .copied()
+            .collect();
+        idle.sort();
+        let ids: Vec<TaskId> = self.tasks.keys().copied().collect();
+        for id in ids {
+            let Some(run) = self.tasks.get_mut(&id) else {
+                continue;
+            };
+            if run.phase == Phase::Done {
+                continue;
+            }
+            if let Some(reason) = run.over() {
+                run.finish_failing(reason);
+                continue;
+            }
+            match run.phase {
+                Phase::Expanding => {
+                    if run.expanding.is_none()
+                        && let Some(node) = idle.pop()
+                    {
+                        run.expanding = Some(node);
+                        busy.insert(node);
+                        let request = Message::Expand(Box::new(ExpandRequest {
+                            task: run.task.clone(),
+                        }));
+                        send(
+                            node,
+                            request,
+                            Box::new(move |result| Internal::Expanded {
+                                task: id,
+                                node,
+                                result,
+                            }),
+                        );
+                    }
+                }
+                Phase::Searching => {
+                    // Verification first: a reproduced success ends the task.
+                    if run.verifying.is_none()
+                        && let Some((path, finder)) = run.unverified.front().cloned()
+                    {
+                        // Any node but the finder (nodes run two jobs at once, so a busy one
+                        // can take it); the finder only in a one-node cluster.
+                        let mut candidates: Vec<PeerId> = self.nodes.iter().copied().collect();
+                        candidates.sort();
+                        let others = candidates.len() > 1;
+                        let verifier = candidates
+                            .iter()
+                            .filter(|n| !others || **n != finder)
+                            .min_by_key(|n| busy.contains(n))
+                            .copied();
+                        if let Some(v) = verifier {
+                            idle.retain(|n| *n != v);
+                        }
+                        if let Some(verifier) = verifier {
+                            run.unverified.pop_front();
+                            run.verifying = Some(verifier);
+                            busy.insert(verifier);
+                            run.journal.append(&JournalEvent::Verifying {
+                                node: verifier.to_string(),
+                                finder: finder.to_string(),
+                                actions: path.actions.iter().map(Action::label).collect(),
+                            });
+                            let request = Message::Replay(Box::new(ReplayRequest {
+                                task: run.task.clone(),
+                                task_id: id,
+                                path: path.clone(),
+                            }));
+                            let boxed = Box::new(path);
+                            send(
+                                verifier,
+                                request,
+                                Box::new(move |result| Internal::Replayed {
+                                    task: id,
+                                    node: verifier,
+                                    path: boxed,
+                                    finder,
+                                    result,
+                                }),
+                            );
+                        }
+                    }
+                    // A success waiting for its reproduction may end the task: no new work.
+                    let waiting = run.verifying.is_some() || !run.unverified.is_empty();
+                    while let Some(node) = idle.pop().filter(|_| !waiting) {
+                        let Some((branch, actions)) = run.pick_branch(chunk) else {
+                            idle.push(node);
+                            break;
+                        };
+                        busy.insert(node);
+                        run.assigned.insert(node, branch);
+                        run.contributors.insert(node);
+                        let b = &mut run.branches[branch.0 as usize];
+                        b.in_flight += 1;
+                        let expected = b.prefix_fingerprints.clone();
+                        let prefix = vec![b.candidate.action.clone()];
+                        run.journal.append(&JournalEvent::Assigned {
+                            node: node.to_string(),
+                            branch: branch.0,
+                            action: b.candidate.action.label(),
+                            actions,
+                        });
+                        let request = Message::Assign(Box::new(BranchAssignment {
+                            task: run.task.clone(),
+                            task_id: id,
+                            branch,
+                            prefix,
+                            expected,
+                            actions,
+                            deadline_ms: self.config.assignment_deadline.as_millis() as u64,
+                        }));
+                        send(
+                            node,
+                            request,
+                            Box::new(move |result| Internal::Reported {
+                                task: id,
+                                node,
+                                branch,
+                                result,
+                            }),
+                        );
+                    }
+                }
+                Phase::Done => {}
+            }
+        }
+    }
+}
+
+type Wrap = Box<dyn FnOnce(Result<Message, String>) -> Internal + Send>;
+
+/// Sends a request in the background; its answer comes back as an internal message. The
+/// assignment deadline bounds every request: a silent node loses its work.
+fn spawn_request(
+    network: &Network,
+    internal: &mpsc::Sender<Internal>,
+    limit: Duration,
+    node: PeerId,
+    request: Message,
+    wrap: Wrap,
+) {
+    let network = network.clone();
+    let internal = internal.clone();
+    {
+        tokio::spawn(async move {
+            let result = match tokio::time::timeout(limit, network.request(node, request)).await {
+                Ok(Ok(message)) => Ok(message),
+                Ok(Err(error)) => Err(error.to_string()),
+                Err(_) => Err(format!("no answer within {} s", limit.as_secs())),
+            };
+            let _ = internal.send(wrap(result)).await;
+        });
+    }
+}
+
+impl Actor {
+    fn on_internal(&mut self, message: Internal) {
+        match message {
+            Internal::Expanded { task, node, result } => {
+                let Some(run) = self.tasks.get_mut(&task) else {
+                    return;
+                };
+                run.expanding = None;
+                match result {
+                    Ok(Message::Expanded(signed)) if signed_by(&signed.signer, node) => {
+                        match signed.verify(Domain::Report) {
+                            Ok(report) => run.on_expanded(report.clone(), node),
+                            Err(_) => run.note_failure("expand report with a bad signature"),
+                        }
+                    }
+                    Ok(Message::Refused(reason)) => {
+                        run.note_failure(&format!(
+                            "node {node} could not open the start page: {reason}"
+                        ));
+                        if reason.starts_with("start page") {
+                            run.finish_failing_with(FailureReason::NavigationFailed, reason);
+                        }
+                    }
+                    Ok(_) => run.note_failure("unexpected answer to expand"),
+                    Err(reason) => run.note_failure(&format!("expand on {node} failed: {reason}")),
+                }
+            }
+            Internal::Reported {
+                task,
+                node,
+                branch,
+                result,
+            } => {
+                let Some(run) = self.tasks.get_mut(&task) else {
+                    return;
+                };
+                run.assigned.remove(&node);
+                if let Some(b) = run.branches.get_mut(branch.0 as usize) {
+                    b.in_flight = b.in_flight.saturating_sub(1);
+                }
+                match result {
+                    Ok(Message::Progress(signed)) if signed_by(&signed.signer, node) => {
+                        match signed.verify(Domain::Report) {
+                            Ok(report) if report.task == task && report.branch == branch => {
+                                run.on_report(report.clone(), node);
+                            }
+                            _ => run.note_failure("progress report with a bad signature"),
+                        }
+                    }
+                    Ok(other) => {
+                        run.note_failure(&format!("node {node} did not report: {other:?}"));
+                        run.journal.append(&JournalEvent::Reassigned {
+                            node: node.to_string(),
+                            branch: branch.0,
+                            reason: "no report".into(),
+                        });
+                    }
+                    Err(reason) => {
+                        tracing::warn!(%node, branch = branch.0, %reason, "assignment lost; reassigning");
+                        run.journal.append(&JournalEvent::Reassigned {
+                            node: node.to_string(),
+                            branch: branch.0,
+                            reason,
+                        });
+                    }
+                }
+            }
+            Internal::Replayed {
+                task,
+                node,
+                path,
+                finder,
+                result,
+            } => {
+                let Some(run) = self.tasks.get_mut(&task) else {
+                    return;
+                };
+                run.verifying = None;
+                match result {
+                    Ok(Message::Replayed(signed)) if signed_by(&signed.signer, node) => {
+                        match signed.verify(Domain::Report) {
+                            Ok(report) => run.on_replayed(report.clone(), *path, finder, node),
+                            Err(_) => run.note_failure("replay report with a bad signature"),
+                        }
+                    }
+                    other => {
+                        // The verifier failed to answer: try again with another node later.
+                        run.note_failure(&format!("replay on {node} failed: {other:?}"));
+                        run.unverified.push_back((*path, finder));
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn signed_by(key: &ed25519_dalek::VerifyingKey, node: PeerId) -> bool {
+    peer_id_of(key) == Some(node)
+}
+
+impl TaskRun {
+    fn new(id: TaskId, task: TaskSpec, journal: Journal) -> TaskRun {
+        TaskRun {
+            id,
+            task,
+            started: Instant::now(),
+            phase: Phase::Expanding,
+            journal,
+            branches: Vec::new(),
+            approvals: Vec::new(),
+            actions: 0,
+            replayed: 0,
+            cost: Cost::default(),
+            unverified: VecDeque::new(),
+            rejected_paths: HashSet::new(),
+            assigned: HashMap::new(),
+            verifying: None,
+            expanding: None,
+            contributors: HashSet::new(),
+            result: None,
+            failures: 0,
+            network: NetworkSummary::default(),
+        }
+    }
+
+    /// Rebuilds state from a journal entry (resuming after a restart).
+    fn replay_event(&mut self, event: JournalEvent) {
+        match event {
+            JournalEvent::Branches { candidates, .. } => {
+                self.set_branches(candidates);
+            }
+            JournalEvent::Report {
+                branch,
+                visits,
+                best_value,
+                actions,
+                exhausted,
+                prefix_fingerprints,
+                ..
+            } => {
+                self.actions += actions;
+                if let Some(b) = self.branches.get_mut(branch as usize) {
+                    b.assignments += 1;
+                    b.visits += visits;
+                    b.value_sum += best_value;
+                    b.exhausted |= exhausted;
+                    if !prefix_fingerprints.is_empty() {
+                        b.prefix_fingerprints = prefix_fingerprints;
+                    }
+                }
+            }
+            JournalEvent::Success { path, finder, .. } => {
+                if let Ok(finder) = finder.parse() {
+                    self.unverified.push_back((path, finder));
+                }
+            }
+            JournalEvent::NotReproduced { actions, .. } => {
+                self.unverified.retain(|(p, _)| {
+                    p.actions.iter().map(Action::label).collect::<Vec<_>>() != actions
+                });
+            }
+            _ => {}
+        }
+    }
+
+    fn set_branches(&mut self, candidates: Vec<WireCandidate>) {
+        self.branches.clear();
+        for candidate in candidates {
+            if candidate.risk > self.task.risk_ceiling {
+                self.approvals.push(FoundPath {
+                    actions: vec![candidate.action.clone()],
+                    fingerprints: Vec::new(),
+                    risks: vec![candidate.risk],
+                });
+                continue;
+            }
+            self.branches.push(Branch {
+                id: BranchId(self.branches.len() as u64),
+                candidate,
+                prefix_fingerprints: Vec::new(),
+                assignments: 0,
+                value_sum: 0.0,
+                visits: 0,
+                in_flight: 0,
+                exhausted: false,
+            });
+        }
+        // Unvisited branches are tried in prior order.
+        self.branches
+            .sort_by(|a, b| b.candidate.prior.total_cmp(&a.candidate.prior));
+        for (i, b) in self.branches.iter_mut().enumerate() {
+            b.id = BranchId(i as u64);
+        }
+        self.phase = Phase::Searching;
+    }
+
+    fn on_expanded(&mut self, report: forager_protocol::wire::ExpandReport, node: PeerId) {
+        self.contributors.insert(node);
+        self.journal.append(&JournalEvent::Branches {
+            node: node.to_string(),
+            root: report.root,
+            candidates: report.candidates.clone(),
+        });
+        if report.success {
+            // The start page already satisfies the task: an empty path, trivially reproduced.
+            self.finish_pass(Vec::new(), node, node, Vec::new());
+            return;
+        }
+        self.set_branches(report.candidates);
+        if self.branches.is_empty() {
+            let reason = if self.approvals.is_empty() {
+                FailureReason::SearchExhausted
+            } else {
+                FailureReason::ApprovalRequired
+            };
+            self.finish_failing(reason);
+        }
+    }
+
+    fn remaining(&self) -> u32 {
+        let in_flight: u32 = self.assigned.len() as u32;
+        self.task
+            .budget
+            .actions
+            .saturating_sub(self.actions + in_flight)
+    }
+
+    /// The next branch to assign and how many actions to give it, by the production-aware
+    /// score with virtual loss; progressive widening opens branches in prior order.
+    fn pick_branch(&self, chunk: u32) -> Option<(BranchId, u32)> {
+        let remaining = self.remaining();
+        if remaining == 0 {
+            return None;
+        }
+        let total: f64 = self.branches.iter().map(|b| f64::from(b.assignments)).sum();
+        let in_flight: f64 = self.branches.iter().map(|b| f64::from(b.in_flight)).sum();
+        let opened = self
+            .branches
+            .iter()
+            .filter(|b| b.assignments > 0 || b.in_flight > 0)
+            .count();
+        // Progressive widening over assignments: a new branch opens as √N grows.
+        let allowance = (total + in_flight + 1.0).sqrt().ceil() as usize;
+        let mut best: Option<(BranchId, f64)> = None;
+        for b in self.branches.iter().filter(|b| !b.exhausted) {
+            let fresh = b.assignments == 0 && b.in_flight == 0;
+            if fresh && opened >= allowance && best.is_some() {
+                continue;
+            }
+            let score = if fresh {
+                // Unvisited: by prior, above any visited branch while the allowance lasts.
+                1e6 + b.candidate.prior
+            } else {
+                uct_score(
+                    &self.task.weights,
+                    &ScoreInputs {
+                        value_sum: b.value_sum,
+                        visits: f64::from(b.assignments),
+                        virtual_visits: f64::from(b.in_flight),
+                        parent_visits: total + in_flight,
+                        replay_similarity: 0.0,
+                        risk: b.candidate.risk.normalised(),
+                        cost: 0.0,
+                        auth: 0.0,
+                    },
+                )
+            };
+            if best.is_none_or(|(_, s)| score > s) {
+                best = Some((b.id, score));
+            }
+        }
+        best.map(|(id, _)| (id, chunk.min(remaining).max(1)))
+    }
+
+    fn merge_network(&mut self, network: &NetworkSummary) {
+        let n = &mut self.network;
+        n.allowed_requests += network.allowed_requests;
+        n.blocked_requests += network.blocked_requests;
+        for origin in &network.allowed_origins {
+            if !n.allowed_origins.contains(origin) {
+                n.allowed_origins.push(origin.clone());
+            }
+        }
+        n.allowed_origins.sort();
+        for url in &network.blocked_urls {
+            if n.blocked_urls.len() < 100 && !n.blocked_urls.contains(url) {
+                n.blocked_urls.push(url.clone());
+            }
+        }
+    }
+
+    fn on_report(&mut self, report: ProgressReport, node: PeerId) {
+        self.merge_network(&report.network);
+        self.actions += report.actions;
+        self.replayed += report.replayed;
+        self.cost = self.cost.plus(report.cost);
+        if let Some(b) = self.branches.get_mut(report.branch.0 as usize) {
+            b.assignments += 1;
+            b.visits += report.visits;
+            b.value_sum += report.best_value.clamp(0.0, 1.0);
+            b.exhausted |= report.exhausted;
+            if !report.prefix_fingerprints.is_empty() {
+                b.prefix_fingerprints = report.prefix_fingerprints.clone();
+            }
+        }
+        self.journal.append(&JournalEvent::Report {
+            node: node.to_string(),
+            branch: report.branch.0,
+            visits: report.visits,
+            best_value: report.best_value,
+            actions: report.actions,
+            exhausted: report.exhausted,
+            prefix_fingerprints: report.prefix_fingerprints.clone(),
+            error: report.error.clone(),
+        });
+        for approval in report.approvals {
+            if !self.approvals.iter().any(|a| a.actions == approval.actions) {
+                self.approvals.push(approval);
+            }
+        }
+        for path in report.successes {
+            if self.rejected_paths.contains(&path.actions)
+                || self
+                    .unverified
+                    .iter()
+                    .any(|(p, _)| p.actions == path.actions)
+            {
+                continue;
+            }
+            self.journal.append(&JournalEvent::Success {
+                finder: node.to_string(),
+                actions: path.actions.iter().map(Action::label).collect(),
+                path: path.clone(),
+            });
+            self.unverified.push_back((path, node));
+        }
+    }
+
+    fn on_replayed(
+        &mut self,
+        report: ReplayReport,
+        path: FoundPath,
+        finder: PeerId,
+        verifier: PeerId,
+    ) {
+        self.contributors.insert(verifier);
+        self.merge_network(&report.network);
+        let reproduced = report.success && report.divergence.is_none() && report.error.is_none();
+        if reproduced {
+            self.journal.append(&JournalEvent::Verified {
+                finder: finder.to_string(),
+                verifier: verifier.to_string(),
+                actions: path.actions.iter().map(Action::label).collect(),
+            });
+            let pages = report.pages;
+            self.finish_pass(
+                path.actions
+                    .iter()
+                    .cloned()
+                    .zip(path.fingerprints.iter().copied())
+                    .zip(path.risks.iter().copied())
+                    .map(|((a, f), r)| (a, f, r))
+                    .collect(),
+                finder,
+                verifier,
+                pages,
+            );
+        } else {
+            let reason = report
+                .error
+                .clone()
+                .or_else(|| {
+                    report
+                        .divergence
+                        .map(|d| format!("diverged at step {}", d + 1))
+                })
+                .unwrap_or_else(|| "the success predicates did not hold".into());
+            tracing::warn!(%finder, %verifier, %reason, "a success was not reproduced");
+            self.journal.append(&JournalEvent::NotReproduced {
+                finder: finder.to_string(),
+                verifier: verifier.to_string(),
+                actions: path.actions.iter().map(Action::label).collect(),
+                reason,
+            });
+            self.rejected_paths.insert(path.actions);
+        }
+    }
+
+    fn note_failure(&mut self, what: &str) {
+        self.failures += 1;
+        tracing::warn!(task = %self.id, "{what}");
+        self.journal
+            .append(&JournalEvent::Problem { what: what.into() });
+    }
+
+    /// Whether the task must stop now, and why.
+    fn over(&self) -> Option<FailureReason> {
+        if self.started.elapsed() >= Duration::from_secs(u64::from(self.task.budget.wall_time_secs))
+        {
+            return Some(FailureReason::Timeout);
+        }
+        if self.phase != Phase::Searching
+            || !self.assigned.is_empty()
+            || self.verifying.is_some()
+            || !self.unverified.is_empty()
+        {
+            return None;
+        }
+        if self.remaining() == 0 {
+            // Blocked actions explain a failure better than the budget: the search found a
+            // way it may not take.
+            return Some(if self.approvals.is_empty() {
+                FailureReason::BudgetExhausted
+            } else {
+                FailureReason::ApprovalRequired
+            });
+        }
+        if self.branches.iter().all(|b| b.exhausted) {
+            return Some(if !self.rejected_paths.is_empty() {
+                FailureReason::NotReproduced
+            } else if self.approvals.is_empty() {
+                FailureReason::SearchExhausted
+            } else {
+                FailureReason::ApprovalRequired
+            });
+        }
+        None
+    }
+
+    fn base_result(&self) -> RunResult {
+        RunResult {
+            version: RESULT_VERSION,
+            status: Status::Failing,
+            task_id: self.id.0.iter().map(|b| format!("{b:02x}")).collect(),
+            goal: self.task.goal.clone(),
+            start_url: self.task.start_url.clone(),
+            seed: self.task.seed,
+            steps: Vec::new(),
+            error: None,
+            approval_required: self
+                .approvals
+                .iter()
+                .filter_map(|a| {
+                    let (last, prefix) = a.actions.split_last()?;
+                    Some(ApprovalNeeded {
+                        prefix: prefix.iter().map(Action::label).collect(),
+                        label: last.label(),
+                        risk: a.risks.last().copied().unwrap_or(RiskClass::Destructive),
+                    })
+                })
+                .collect(),
+            metrics: Metrics {
+                actions: self.actions,
+                replayed_actions: self.replayed,
+                browser_ms: self.cost.browser_ms,
+                tokens: self.cost.tokens,
+                nodes: self.branches.iter().map(|b| u64::from(b.visits)).sum(),
+                iterations: self.branches.iter().map(|b| u64::from(b.visits)).sum(),
+                wall_ms: self.started.elapsed().as_millis() as u64,
+                workers: self.contributors.len() as u32,
+                cache_hits: 0,
+                cache_misses: 0,
+                pruned: BTreeMap::new(),
+            },
+            network: self.network.clone(),
+        }
+    }
+
+    fn finish_pass(
+        &mut self,
+        steps: Vec<(Action, Fingerprint, RiskClass)>,
+        finder: PeerId,
+        verifier: PeerId,
+        pages: Vec<forager_protocol::wire::PageInfo>,
+    ) {
+        let mut result = self.base_result();
+        result.status = Status::Pass;
+        result.steps = steps
+            .into_iter()
+            .enumerate()
+            .map(|(i, (action, fingerprint, risk))| {
+                let page = pages.get(i);
+                ResultStep {
+                    index: i as u32 + 1,
+                    label: action.label(),
+                    action,
+                    url: page.map(|p| p.url.clone()).unwrap_or_default(),
+                    title: page.map(|p| p.title.clone()).unwrap_or_default(),
+                    fingerprint,
+                    risk,
+                    reward: 0.0,
+                    cost_ms: 0,
+                    verdict: page.and_then(|p| p.verdict.clone()),
+                    healed_locator: page.and_then(|p| p.healed_locator),
+                }
+            })
+            .collect();
+        if let Some(last) = result.steps.last_mut() {
+            last.reward = 1.0;
+        }
+        tracing::info!(task = %self.id, %finder, %verifier, steps = result.steps.len(), "pass");
+        self.finish(result);
+    }
+
+    fn finish_failing(&mut self, reason: FailureReason) {
+        let detail = match reason {
+            FailureReason::BudgetExhausted => format!(
+                "the cluster spent its {} actions without a reproduced success",
+                self.task.budget.actions
+            ),
+            FailureReason::Timeout => format!(
+                "the wall-clock limit of {} s passed",
+                self.task.budget.wall_time_secs
+            ),
+            FailureReason::ApprovalRequired => {
+                let spent = if self.remaining() == 0 {
+                    format!(
+                        " (the {} actions of the budget are spent)",
+                        self.task.budget.actions
+                    )
+                } else {
+                    String::new()
+                };
+                match self
+                    .approvals
+                    .iter()
+                    .max_by_key(|a| a.risks.last().copied())
+                    .and_then(|a| a.actions.last())
+                {
+                    Some(action) => format!(
+                        "the way forward needs a human's approval: {}{spent}",
+                        action.label()
+                    ),
+                    None => format!("the way forward needs a human's approval{spent}"),
+                }
+            }
+            FailureReason::NotReproduced => {
+                "successes were reported but no second node could reproduce them".into()
+            }
+            other => other.as_str().replace('_', " "),
+        };
+        self.finish_failing_with(reason, detail);
+    }
+
+    fn finish_failing_with(&mut self, reason: FailureReason, detail: String) {
+        let mut result = self.base_result();
+        result.error = Some(RunError { reason, detail });
+        self.finish(result);
+    }
+
+    fn finish(&mut self, result: RunResult) {
+        self.journal.append(&JournalEvent::Finished {
+            result: Box::new(result.clone()),
+        });
+        self.journal.write_result(&result);
+        self.result = Some(result);
+        self.phase = Phase::Done;
+    }
+}

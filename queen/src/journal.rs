@@ -1,0 +1,296 @@
+//! A task's journal: every decision the queen makes, one JSON object a line, appended and
+//! flushed as it happens (`<data>/tasks/<task id>/journal.jsonl`). It is the task's event log
+//! for users (assignments, reassignments, reports, successes, verifications) and what a
+//! restarted queen resumes from. A torn last line (a crash mid-write) is ignored.
+
+use forager_protocol::result::RunResult;
+use forager_protocol::wire::{FoundPath, WireCandidate};
+use forager_protocol::{Fingerprint, TaskSpec};
+use serde::{Deserialize, Serialize};
+use std::io::{BufRead, Write};
+use std::path::{Path, PathBuf};
+
+/// File name of a journal in its task directory.
+pub const JOURNAL_FILE: &str = "journal.jsonl";
+
+/// One entry.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum JournalEvent {
+    /// The task, as accepted.
+    Submitted {
+        /// The task.
+        task: Box<TaskSpec>,
+    },
+    /// The start state's actions, one branch each.
+    Branches {
+        /// The node that opened the start page.
+        node: String,
+        /// The start state's fingerprint.
+        root: Fingerprint,
+        /// The actions.
+        candidates: Vec<WireCandidate>,
+    },
+    /// A branch given to a node.
+    Assigned {
+        /// The node.
+        node: String,
+        /// The branch.
+        branch: u64,
+        /// Its first action.
+        action: String,
+        /// Actions granted.
+        actions: u32,
+    },
+    /// A node's report on a branch.
+    Report {
+        /// The node.
+        node: String,
+        /// The branch.
+        branch: u64,
+        /// Search iterations below the branch root.
+        visits: u32,
+        /// The best value reached below the branch root.
+        best_value: f64,
+        /// Actions spent.
+        actions: u32,
+        /// Whether the branch is exhausted.
+        exhausted: bool,
+        /// Fingerprints of the branch prefix.
+        prefix_fingerprints: Vec<Fingerprint>,
+        /// What went wrong, if anything.
+        error: Option<String>,
+    },
+    /// A node's assignment was lost (dead node, missed deadline) and its branch went back to
+    /// the pool.
+    Reassigned {
+        /// The node.
+        node: String,
+        /// The branch.
+        branch: u64,
+        /// Why.
+        reason: String,
+    },
+    /// A node reported a success.
+    Success {
+        /// The node.
+        finder: String,
+        /// Labels of its actions.
+        actions: Vec<String>,
+        /// The path.
+        path: FoundPath,
+    },
+    /// A second node was asked to reproduce a success.
+    Verifying {
+        /// The verifying node.
+        node: String,
+        /// The node that found it.
+        finder: String,
+        /// Labels of its actions.
+        actions: Vec<String>,
+    },
+    /// The success was reproduced.
+    Verified {
+        /// Who found it.
+        finder: String,
+        /// Who reproduced it.
+        verifier: String,
+        /// Labels of its actions.
+        actions: Vec<String>,
+    },
+    /// The success was not reproduced.
+    NotReproduced {
+        /// Who reported it.
+        finder: String,
+        /// Who tried to reproduce it.
+        verifier: String,
+        /// Labels of its actions.
+        actions: Vec<String>,
+        /// What went wrong.
+        reason: String,
+    },
+    /// Something went wrong that the queen worked around.
+    Problem {
+        /// What.
+        what: String,
+    },
+    /// A restarted queen picked the task up again.
+    Resumed {
+        /// Actions spent before the restart.
+        actions: u32,
+    },
+    /// The result.
+    Finished {
+        /// The result document.
+        result: Box<RunResult>,
+    },
+}
+
+#[derive(Serialize, Deserialize)]
+struct Line {
+    /// Unix milliseconds.
+    at_ms: u64,
+    #[serde(flatten)]
+    event: JournalEvent,
+}
+
+/// An open journal.
+#[derive(Debug)]
+pub struct Journal {
+    dir: PathBuf,
+    file: Option<std::fs::File>,
+}
+
+/// A journal found on disk for an unfinished task.
+#[derive(Debug)]
+pub struct Recovered {
+    /// The task.
+    pub task: TaskSpec,
+    /// The journal, open for appending.
+    pub journal: Journal,
+    /// Its entries after `Submitted`.
+    pub events: Vec<JournalEvent>,
+}
+
+fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
+}
+
+impl Journal {
+    /// Creates a task's directory and journal, starting with the task itself.
+    pub fn create(dir: &Path, task: &TaskSpec) -> std::io::Result<Journal> {
+        std::fs::create_dir_all(dir)?;
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(dir.join(JOURNAL_FILE))?;
+        let mut journal = Journal {
+            dir: dir.to_path_buf(),
+            file: Some(file),
+        };
+        journal.append(&JournalEvent::Submitted {
+            task: Box::new(task.clone()),
+        });
+        Ok(journal)
+    }
+
+    /// The task's directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Appends an entry and flushes it. A journal that cannot be written is reported once and
+    /// then skipped: the task goes on.
+    pub fn append(&mut self, event: &JournalEvent) {
+        let Some(file) = self.file.as_mut() else {
+            return;
+        };
+        let line = Line {
+            at_ms: now_ms(),
+            event: event.clone(),
+        };
+        let written = serde_json::to_string(&line)
+            .map_err(std::io::Error::other)
+            .and_then(|text| writeln!(file, "{text}"))
+            .and_then(|()| file.flush());
+        if let Err(error) = written {
+            tracing::error!(%error, dir = %self.dir.display(), "cannot write the journal");
+            self.file = None;
+        }
+    }
+
+    /// Writes `result.json` next to the journal (atomically).
+    pub fn write_result(&self, result: &RunResult) {
+        let path = self.dir.join("result.json");
+        let temporary = self.dir.join("result.json.partial");
+        let written = serde_json::to_string_pretty(result)
+            .map_err(std::io::Error::other)
+            .and_then(|text| std::fs::write(&temporary, text))
+            .and_then(|()| std::fs::rename(&temporary, &path));
+        if let Err(error) = written {
+            tracing::error!(%error, path = %path.display(), "cannot write the result");
+        }
+    }
+
+    /// Unfinished tasks under `tasks_dir`, with their journals reopened.
+    pub fn recover_all(tasks_dir: &Path) -> Vec<Recovered> {
+        let Ok(entries) = std::fs::read_dir(tasks_dir) else {
+            return Vec::new();
+        };
+        let mut recovered = Vec::new();
+        for entry in entries.flatten() {
+            let dir = entry.path();
+            let Ok(file) = std::fs::File::open(dir.join(JOURNAL_FILE)) else {
+                continue;
+            };
+            let mut task = None;
+            let mut events = Vec::new();
+            let mut finished = false;
+            for line in std::io::BufReader::new(file).lines() {
+                let Ok(line) = line else { break };
+                // A torn last line does not parse: everything before it stands.
+                let Ok(parsed) = serde_json::from_str::<Line>(&line) else {
+                    break;
+                };
+                match parsed.event {
+                    JournalEvent::Submitted { task: t } => task = Some(*t),
+                    JournalEvent::Finished { .. } => finished = true,
+                    other => events.push(other),
+                }
+            }
+            let (Some(task), false) = (task, finished) else {
+                continue;
+            };
+            let Ok(file) = std::fs::OpenOptions::new()
+                .append(true)
+                .open(dir.join(JOURNAL_FILE))
+            else {
+                continue;
+            };
+            recovered.push(Recovered {
+                task,
+                journal: Journal {
+                    dir,
+                    file: Some(file),
+                },
+                events,
+            });
+        }
+        recovered
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use forager_protocol::task::SuccessPredicate;
+
+    #[test]
+    fn unfinished_journals_are_recovered_and_torn_lines_ignored() {
+        let root = tempfile::tempdir().expect("dir");
+        let task = TaskSpec::new(
+            "http://127.0.0.1:1/",
+            "goal",
+            vec![SuccessPredicate::TextPresent("x".into())],
+        );
+        let dir = root.path().join("a");
+        let mut journal = Journal::create(&dir, &task).expect("creates");
+        journal.append(&JournalEvent::Resumed { actions: 3 });
+        drop(journal);
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(dir.join(JOURNAL_FILE))
+            .and_then(|mut f| f.write_all(b"{\"at_ms\":1,\"event\":\"rep"))
+            .expect("torn line");
+        let recovered = Journal::recover_all(root.path());
+        assert_eq!(recovered.len(), 1);
+        assert_eq!(recovered[0].task, task);
+        assert_eq!(
+            recovered[0].events,
+            vec![JournalEvent::Resumed { actions: 3 }]
+        );
+    }
+}

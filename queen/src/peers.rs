@@ -1,0 +1,258 @@
+//! `forager node`, `forager queen`, `forager submit` and `forager key`: the cluster over
+//! several processes (or machines).
+
+use crate::BadInput;
+use crate::cli::{NodeArgs, QueenArgs, SubmitArgs};
+use crate::cluster::{spawn_node, spawn_queen};
+use crate::coordinator::QueenConfig;
+use crate::explore::{report, runtime};
+use crate::run::{RunOutcome, default_out, write_json};
+use crate::task_input::build_task;
+use forager_node::browser::{BrowserOptions, BrowserPool, ChromiumFactory, EnvOptions};
+use forager_node::index::Replica;
+use forager_node::net::{
+    Network, NetworkConfig, NodeIdentity, Role, format_cluster_key, parse_cluster_key,
+};
+use forager_node::worker::WorkerConfig;
+use forager_protocol::wire::{Message, TaskState};
+use forager_simulations::cluster::SimFactory;
+use forager_simulations::site::SiteParams;
+use libp2p::{Multiaddr, PeerId};
+use std::collections::HashSet;
+use std::path::Path;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+fn addresses(list: &[String], flag: &str) -> Result<Vec<Multiaddr>, BadInput> {
+    list.iter()
+        .map(|a| {
+            a.parse::<Multiaddr>()
+                .map_err(|e| BadInput(format!("{flag} {a:?} is not a multiaddr: {e}")))
+        })
+        .collect()
+}
+
+fn allow_list(list: &[String]) -> Result<Option<HashSet<PeerId>>, BadInput> {
+    if list.is_empty() {
+        return Ok(None);
+    }
+    list.iter()
+        .map(|p| {
+            p.parse::<PeerId>()
+                .map_err(|e| BadInput(format!("--allow {p:?} is not a peer id: {e}")))
+        })
+        .collect::<Result<HashSet<_>, _>>()
+        .map(Some)
+}
+
+/// Reads a cluster key file.
+pub fn read_cluster_key(path: &Path) -> Result<[u8; 32], BadInput> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| BadInput(format!("cannot read cluster key {}: {e}", path.display())))?;
+    parse_cluster_key(&text).map_err(|e| BadInput(format!("cluster key {}: {e}", path.display())))
+}
+
+/// The cluster key given, or `data/cluster.key` (created when missing).
+fn cluster_key(given: Option<&Path>, data: &Path) -> anyhow::Result<[u8; 32]> {
+    if let Some(path) = given {
+        return Ok(read_cluster_key(path)?);
+    }
+    let path = data.join("cluster.key");
+    if path.exists() {
+        return Ok(read_cluster_key(&path)?);
+    }
+    std::fs::create_dir_all(data)?;
+    let key = crate::cluster::random_cluster_key();
+    std::fs::write(&path, format_cluster_key(&key))?;
+    eprintln!(
+        "created a cluster key at {}: every peer of this cluster needs it (--cluster-key)",
+        path.display()
+    );
+    Ok(key)
+}
+
+/// Prints a peer's id and addresses (one per line, for scripts), then waits for Ctrl-C or
+/// SIGTERM.
+async fn announce_and_wait(role: &str, peer: PeerId, addresses: &[Multiaddr]) {
+    println!("{role} {peer}");
+    for address in addresses {
+        println!("listening {address}");
+    }
+    use std::io::Write;
+    let _ = std::io::stdout().flush();
+    let mut terminate =
+        tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        _ = async {
+            match terminate.as_mut() {
+                Some(signal) => { signal.recv().await; }
+                None => std::future::pending::<()>().await,
+            }
+        } => {}
+    }
+}
+
+/// `forager node`.
+pub fn node(args: &NodeArgs) -> anyhow::Result<ExitCode> {
+    let listen = addresses(&args.listen, "--listen")?;
+    let bootstrap = addresses(&args.bootstrap, "--bootstrap")?;
+    let allow = allow_list(&args.allow)?;
+    runtime()?.block_on(async {
+        let identity = NodeIdentity::load_or_create(&args.data)?;
+        let key = cluster_key(args.cluster_key.as_deref(), &args.data)?;
+        let replica = Arc::new(Replica::open(&args.data.join("index"), 100_000)?);
+        let config = NetworkConfig {
+            listen,
+            bootstrap,
+            allow,
+            ..NetworkConfig::new(Role::Node, key)
+        };
+        let worker = WorkerConfig {
+            concurrency: args.concurrency.max(1),
+            ..WorkerConfig::default()
+        };
+        let mut pool = None;
+        let handle = match args.sim {
+            Some(seed) => {
+                let factory = SimFactory::new(
+                    &SiteParams::default(),
+                    seed,
+                    args.sim_site,
+                    args.sim_latency,
+                )
+                .map_err(|e| BadInput(e.to_string()))?;
+                spawn_node(&identity, config, replica, Arc::new(factory), worker).await?
+            }
+            None => {
+                let browser = BrowserPool::new(BrowserOptions::default());
+                browser.browser().await?;
+                pool = Some(browser.clone());
+                let factory = ChromiumFactory {
+                    pool: browser,
+                    options: EnvOptions::default(),
+                };
+                spawn_node(&identity, config, replica, Arc::new(factory), worker).await?
+            }
+        };
+        announce_and_wait("node", handle.peer, &handle.addresses).await;
+        handle.network.shutdown().await;
+        if let Some(pool) = pool {
+            pool.shutdown().await;
+        }
+        Ok(ExitCode::SUCCESS)
+    })
+}
+
+/// `forager queen`.
+pub fn queen(args: &QueenArgs) -> anyhow::Result<ExitCode> {
+    let listen = addresses(&args.listen, "--listen")?;
+    let bootstrap = addresses(&args.bootstrap, "--bootstrap")?;
+    let allow = allow_list(&args.allow)?;
+    runtime()?.block_on(async {
+        let identity = NodeIdentity::load_or_create(&args.data)?;
+        let key = cluster_key(args.cluster_key.as_deref(), &args.data)?;
+        let config = NetworkConfig {
+            listen,
+            bootstrap,
+            allow,
+            ..NetworkConfig::new(Role::Queen, key)
+        };
+        let queen_config = QueenConfig {
+            chunk_actions: args.chunk.max(1),
+            assignment_deadline: Duration::from_secs(args.assignment_deadline.max(1)),
+            ..QueenConfig::new(args.data.clone())
+        };
+        let handle = spawn_queen(&identity, config, queen_config).await?;
+        announce_and_wait("queen", handle.peer, &handle.addresses).await;
+        handle.queen.shutdown().await;
+        handle.network.shutdown().await;
+        Ok(ExitCode::SUCCESS)
+    })
+}
+
+/// `forager submit`.
+pub fn submit(args: &SubmitArgs) -> anyhow::Result<ExitCode> {
+    let task = build_task(&args.task)?;
+    let queen: Multiaddr = args
+        .queen
+        .parse()
+        .map_err(|e| BadInput(format!("--queen {:?} is not a multiaddr: {e}", args.queen)))?;
+    let queen_peer = queen
+        .iter()
+        .find_map(|p| match p {
+            libp2p::multiaddr::Protocol::P2p(peer) => Some(peer),
+            _ => None,
+        })
+        .ok_or_else(|| BadInput("--queen must end with /p2p/<the queen's peer id>".into()))?;
+    let key = read_cluster_key(&args.cluster_key)?;
+    let out = args.out.clone().unwrap_or_else(|| default_out("submit"));
+    let outcome = runtime()?.block_on(async {
+        let (network, _events) = Network::start(
+            &NodeIdentity::generate(),
+            NetworkConfig {
+                request_timeout: Duration::from_secs(30),
+                ..NetworkConfig::new(Role::Client, key)
+            },
+        )?;
+        let ask = |message: Message| {
+            let network = network.clone();
+            let queen = queen.clone();
+            async move {
+                // A queen restarting is worth waiting for, a little.
+                let started = Instant::now();
+                loop {
+                    let _ = network.dial(queen.clone()).await;
+                    match network.request(queen_peer, message.clone()).await {
+                        Ok(answer) => return Ok(answer),
+                        Err(error) if started.elapsed() > Duration::from_secs(60) => {
+                            return Err(anyhow::anyhow!("cannot reach the queen: {error}"));
+                        }
+                        Err(_) => tokio::time::sleep(Duration::from_millis(500)).await,
+                    }
+                }
+            }
+        };
+        let id = match ask(Message::Submit(Box::new(task.clone()))).await? {
+            Message::Accepted(id) => id,
+            Message::Refused(reason) => return Err(BadInput(reason).into()),
+            other => anyhow::bail!("unexpected answer from the queen: {other:?}"),
+        };
+        eprintln!("task {id} accepted");
+        let deadline = Duration::from_secs(u64::from(task.budget.wall_time_secs) + 120);
+        let started = Instant::now();
+        let result = loop {
+            if started.elapsed() > deadline {
+                anyhow::bail!("no result from the queen within {} s", deadline.as_secs());
+            }
+            match ask(Message::Status(id)).await? {
+                Message::State(state) => match *state {
+                    TaskState::Done(result) => break *result,
+                    TaskState::Running { .. } => {}
+                    TaskState::Unknown => anyhow::bail!("the queen no longer knows task {id}"),
+                },
+                other => anyhow::bail!("unexpected answer from the queen: {other:?}"),
+            }
+            tokio::time::sleep(Duration::from_millis(500)).await;
+        };
+        network.shutdown().await;
+        std::fs::create_dir_all(&out)?;
+        write_json(&out.join("result.json"), &result)?;
+        Ok::<_, anyhow::Error>(RunOutcome { result, out })
+    })?;
+    Ok(report(&outcome, args.json))
+}
+
+/// `forager key`.
+pub fn key(out: &Path) -> anyhow::Result<ExitCode> {
+    if out.exists() {
+        return Err(BadInput(format!("{} exists; not overwriting a key", out.display())).into());
+    }
+    std::fs::write(
+        out,
+        format_cluster_key(&crate::cluster::random_cluster_key()),
+    )?;
+    eprintln!("wrote a cluster key to {}", out.display());
+    Ok(ExitCode::SUCCESS)
+}
