@@ -119,8 +119,7 @@ enum Internal {
     Replayed {
         task: TaskId,
         node: PeerId,
-        path: Box<FoundPath>,
-        finder: PeerId,
+        pending: Box<Pending>,
         result: Result<Message, String>,
     },
 }
@@ -141,6 +140,15 @@ struct Branch {
     exhausted: bool,
 }
 
+/// A success waiting to be reproduced.
+#[derive(Debug, Clone)]
+struct Pending {
+    path: FoundPath,
+    finder: PeerId,
+    /// Nodes that failed to answer a replay of it (not asked again).
+    tried: HashSet<PeerId>,
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Phase {
     Expanding,
@@ -159,8 +167,8 @@ struct TaskRun {
     actions: u32,
     replayed: u64,
     cost: Cost,
-    /// Successes waiting for a second node, with the node that found them.
-    unverified: VecDeque<(FoundPath, PeerId)>,
+    /// Successes waiting for a second node.
+    unverified: VecDeque<Pending>,
     rejected_paths: HashSet<Vec<Action>>,
     /// Node → the branch it works on for this task.
     assigned: HashMap<PeerId, BranchId>,
@@ -171,6 +179,12 @@ struct TaskRun {
     result: Option<RunResult>,
     failures: u32,
     network: NetworkSummary,
+    /// Nodes whose reported success could not be reproduced: no more work of this task.
+    distrusted: HashSet<PeerId>,
+    /// Nodes that failed to open the start page (asked again only when no other is left).
+    expand_failed: HashSet<PeerId>,
+    /// Nodes that reported the start page itself as unusable.
+    start_failures: HashSet<PeerId>,
 }
 
 /// Starts the queen's task. It owns the network's events from now on.
@@ -365,9 +379,19 @@ impl Actor {
             }
             match run.phase {
                 Phase::Expanding => {
+                    let fresh = idle.iter().position(|n| !run.expand_failed.contains(n));
                     if run.expanding.is_none()
-                        && let Some(node) = idle.pop()
+                        && let Some(index) = fresh.or(if idle.is_empty() {
+                            None
+                        } else {
+                            Some(idle.len() - 1)
+                        })
                     {
+                        let node = idle.remove(index);
+                        if fresh.is_none() {
+                            // Every idle node failed once: start over with them.
+                            run.expand_failed.clear();
+                        }
                         run.expanding = Some(node);
                         busy.insert(node);
                         let request = Message::Expand(Box::new(ExpandRequest {
@@ -387,8 +411,13 @@ impl Actor {
                 Phase::Searching => {
                     // Verification first: a reproduced success ends the task.
                     if run.verifying.is_none()
-                        && let Some((path, finder)) = run.unverified.front().cloned()
+                        && let Some(pending) = run.unverified.front().cloned()
                     {
+                        let Pending {
+                            path,
+                            finder,
+                            tried,
+                        } = pending.clone();
                         // Any node but the finder (nodes run two jobs at once, so a busy one
                         // can take it); the finder only in a one-node cluster.
                         let mut candidates: Vec<PeerId> = self.nodes.iter().copied().collect();
@@ -396,7 +425,7 @@ impl Actor {
                         let others = candidates.len() > 1;
                         let verifier = candidates
                             .iter()
-                            .filter(|n| !others || **n != finder)
+                            .filter(|n| (!others || **n != finder) && !tried.contains(n))
                             .min_by_key(|n| busy.contains(n))
                             .copied();
                         if let Some(v) = verifier {
@@ -416,15 +445,14 @@ impl Actor {
                                 task_id: id,
                                 path: path.clone(),
                             }));
-                            let boxed = Box::new(path);
+                            let boxed = Box::new(pending);
                             send(
                                 verifier,
                                 request,
                                 Box::new(move |result| Internal::Replayed {
                                     task: id,
                                     node: verifier,
-                                    path: boxed,
-                                    finder,
+                                    pending: boxed,
                                     result,
                                 }),
                             );
@@ -432,7 +460,12 @@ impl Actor {
                     }
                     // A success waiting for its reproduction may end the task: no new work.
                     let waiting = run.verifying.is_some() || !run.unverified.is_empty();
+                    let mut skipped = Vec::new();
                     while let Some(node) = idle.pop().filter(|_| !waiting) {
+                        if run.distrusted.contains(&node) {
+                            skipped.push(node);
+                            continue;
+                        }
                         let Some((branch, actions)) = run.pick_branch(chunk) else {
                             idle.push(node);
                             break;
@@ -470,6 +503,7 @@ impl Actor {
                             }),
                         );
                     }
+                    idle.extend(skipped);
                 }
                 Phase::Done => {}
             }
@@ -519,15 +553,27 @@ impl Actor {
                         }
                     }
                     Ok(Message::Refused(reason)) => {
+                        run.expand_failed.insert(node);
                         run.note_failure(&format!(
                             "node {node} could not open the start page: {reason}"
                         ));
+                        // One node's word is not enough to give up (it may be broken or
+                        // lying): two, or every node of a smaller cluster.
                         if reason.starts_with("start page") {
-                            run.finish_failing_with(FailureReason::NavigationFailed, reason);
+                            run.start_failures.insert(node);
+                            if run.start_failures.len() >= self.nodes.len().clamp(1, 2) {
+                                run.finish_failing_with(FailureReason::NavigationFailed, reason);
+                            }
                         }
                     }
-                    Ok(_) => run.note_failure("unexpected answer to expand"),
-                    Err(reason) => run.note_failure(&format!("expand on {node} failed: {reason}")),
+                    Ok(_) => {
+                        run.expand_failed.insert(node);
+                        run.note_failure("unexpected answer to expand");
+                    }
+                    Err(reason) => {
+                        run.expand_failed.insert(node);
+                        run.note_failure(&format!("expand on {node} failed: {reason}"));
+                    }
                 }
             }
             Internal::Reported {
@@ -573,25 +619,36 @@ impl Actor {
             Internal::Replayed {
                 task,
                 node,
-                path,
-                finder,
+                pending,
                 result,
             } => {
                 let Some(run) = self.tasks.get_mut(&task) else {
                     return;
                 };
                 run.verifying = None;
-                match result {
+                let mut pending = *pending;
+                let verified = match result {
                     Ok(Message::Replayed(signed)) if signed_by(&signed.signer, node) => {
-                        match signed.verify(Domain::Report) {
-                            Ok(report) => run.on_replayed(report.clone(), *path, finder, node),
-                            Err(_) => run.note_failure("replay report with a bad signature"),
-                        }
+                        signed.verify(Domain::Report).ok().cloned()
                     }
-                    other => {
-                        // The verifier failed to answer: try again with another node later.
-                        run.note_failure(&format!("replay on {node} failed: {other:?}"));
-                        run.unverified.push_back((*path, finder));
+                    _ => None,
+                };
+                match verified {
+                    Some(report) => run.on_replayed(report, pending.path, pending.finder, node),
+                    None => {
+                        // The verifier gave no valid answer: another node will be asked.
+                        run.note_failure(&format!("replay on {node} gave no valid answer"));
+                        pending.tried.insert(node);
+                        let left = self
+                            .nodes
+                            .iter()
+                            .any(|n| *n != pending.finder && !pending.tried.contains(n));
+                        if left {
+                            run.unverified.push_back(pending);
+                        } else {
+                            run.note_failure("no node left to reproduce a success");
+                            run.rejected_paths.insert(pending.path.actions);
+                        }
                     }
                 }
             }
@@ -625,6 +682,9 @@ impl TaskRun {
             result: None,
             failures: 0,
             network: NetworkSummary::default(),
+            distrusted: HashSet::new(),
+            expand_failed: HashSet::new(),
+            start_failures: HashSet::new(),
         }
     }
 
@@ -656,12 +716,16 @@ impl TaskRun {
             }
             JournalEvent::Success { path, finder, .. } => {
                 if let Ok(finder) = finder.parse() {
-                    self.unverified.push_back((path, finder));
+                    self.unverified.push_back(Pending {
+                        path,
+                        finder,
+                        tried: HashSet::new(),
+                    });
                 }
             }
             JournalEvent::NotReproduced { actions, .. } => {
-                self.unverified.retain(|(p, _)| {
-                    p.actions.iter().map(Action::label).collect::<Vec<_>>() != actions
+                self.unverified.retain(|p| {
+                    p.path.actions.iter().map(Action::label).collect::<Vec<_>>() != actions
                 });
             }
             _ => {}
@@ -828,7 +892,7 @@ impl TaskRun {
                 || self
                     .unverified
                     .iter()
-                    .any(|(p, _)| p.actions == path.actions)
+                    .any(|p| p.path.actions == path.actions)
             {
                 continue;
             }
@@ -837,7 +901,11 @@ impl TaskRun {
                 actions: path.actions.iter().map(Action::label).collect(),
                 path: path.clone(),
             });
-            self.unverified.push_back((path, node));
+            self.unverified.push_back(Pending {
+                path,
+                finder: node,
+                tried: HashSet::new(),
+            });
         }
     }
 
@@ -881,6 +949,8 @@ impl TaskRun {
                 })
                 .unwrap_or_else(|| "the success predicates did not hold".into());
             tracing::warn!(%finder, %verifier, %reason, "a success was not reproduced");
+            // Broken or lying, the finder gets no more of this task's work.
+            self.distrusted.insert(finder);
             self.journal.append(&JournalEvent::NotReproduced {
                 finder: finder.to_string(),
                 verifier: verifier.to_string(),

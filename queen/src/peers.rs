@@ -126,7 +126,15 @@ pub fn node(args: &NodeArgs) -> anyhow::Result<ExitCode> {
                 spawn_node(&identity, config, replica, Arc::new(factory), worker).await?
             }
             None => {
-                let browser = BrowserPool::new(BrowserOptions::default());
+                let profiles = args.data.join("browsers");
+                let reaped = forager_node::browser::reap_stale_browsers(&profiles);
+                if reaped > 0 {
+                    eprintln!("killed {reaped} browser(s) left by a previous run of this node");
+                }
+                let browser = BrowserPool::new(BrowserOptions {
+                    profile_dir: Some(profiles),
+                    ..BrowserOptions::default()
+                });
                 browser.browser().await?;
                 pool = Some(browser.clone());
                 let factory = ChromiumFactory {

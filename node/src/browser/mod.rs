@@ -22,5 +22,6 @@ pub use env::{ChromiumEnv, ChromiumFactory, EnvOptions, EnvStats, ModelValidator
 pub use pool::{BrowserPool, PoolError};
 pub use process::{
     BrowserOptions, BrowserProcess, DEBIAN_CHROMIUM, FLAGS, LaunchError, kill_group,
+    reap_stale_browsers,
 };
 pub use tab::{NetworkLog, OriginGuard, Tab, Timeouts};

@@ -51,6 +51,10 @@ pub struct BrowserOptions {
     /// Prefix of the temporary profile directory (tests look for leftovers by it); default
     /// `FORAGER_PROFILE_PREFIX`, else `forager-chromium-`.
     pub profile_prefix: String,
+    /// Where profile directories go (default: the system's temporary directory). A node puts
+    /// them in its data directory so that it can find and kill the browsers of a previous
+    /// incarnation that was killed before it could.
+    pub profile_dir: Option<PathBuf>,
 }
 
 impl Default for BrowserOptions {
@@ -68,6 +72,7 @@ impl Default for BrowserOptions {
             launch_timeout: Duration::from_secs(20),
             profile_prefix: std::env::var("FORAGER_PROFILE_PREFIX")
                 .unwrap_or_else(|_| "forager-chromium-".into()),
+            profile_dir: None,
         }
     }
 }
@@ -120,10 +125,16 @@ impl std::fmt::Debug for BrowserProcess {
 impl BrowserProcess {
     /// Launches Chromium and connects to it.
     pub async fn launch(options: &BrowserOptions) -> Result<BrowserProcess, LaunchError> {
-        let profile = tempfile::Builder::new()
-            .prefix(&options.profile_prefix)
-            .tempdir()
-            .map_err(LaunchError::Profile)?;
+        let mut builder = tempfile::Builder::new();
+        builder.prefix(&options.profile_prefix);
+        let profile = match &options.profile_dir {
+            Some(dir) => {
+                std::fs::create_dir_all(dir).map_err(LaunchError::Profile)?;
+                builder.tempdir_in(dir)
+            }
+            None => builder.tempdir(),
+        }
+        .map_err(LaunchError::Profile)?;
         let mut command = tokio::process::Command::new(&options.executable);
         command
             .args(FLAGS)
@@ -257,6 +268,41 @@ impl Drop for BrowserProcess {
             }
         }
     }
+}
+
+/// Kills every Chromium process group whose command line names a profile under `dir` (the
+/// browsers of a previous incarnation of this node that died without cleaning up), and removes
+/// their profile directories. Returns how many process groups were killed.
+pub fn reap_stale_browsers(dir: &Path) -> usize {
+    let needle = format!("--user-data-dir={}", dir.display());
+    let mut groups = std::collections::BTreeSet::new();
+    if let Ok(entries) = std::fs::read_dir("/proc") {
+        for entry in entries.flatten() {
+            let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+                continue;
+            };
+            let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
+            if String::from_utf8_lossy(&cmdline).contains(&needle) {
+                // The group leader is the browser we launched: its pid is the group id.
+                let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
+                let pgid = stat
+                    .rfind(')')
+                    .and_then(|end| stat[end + 1..].split_whitespace().nth(2))
+                    .and_then(|g| g.parse::<u32>().ok())
+                    .unwrap_or(pid);
+                groups.insert(pgid);
+            }
+        }
+    }
+    for pgid in &groups {
+        kill_group(*pgid);
+    }
+    if let Ok(entries) = std::fs::read_dir(dir) {
+        for entry in entries.flatten() {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
+    groups.len()
 }
 
 /// SIGKILL to a whole process group; Chromium's helpers die with it.

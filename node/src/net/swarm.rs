@@ -390,7 +390,7 @@ fn peer_scoring() -> (gossipsub::PeerScoreParams, gossipsub::PeerScoreThresholds
     };
     let topic = gossipsub::TopicScoreParams {
         invalid_message_deliveries_weight: -100.0,
-        invalid_message_deliveries_decay: 0.5,
+        invalid_message_deliveries_decay: 0.9,
         ..Default::default()
     };
     params.topics.insert(IdentTopic::new(TOPIC).hash(), topic);

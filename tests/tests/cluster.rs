@@ -1,0 +1,682 @@
+//! The cluster end to end: `forager queen`, `forager node` and `forager submit` as real
+//! processes on 127.0.0.1 with real Chromium; and, in process, peers that misbehave (no cluster
+//! key, bad gossip, a faked success) and a node that joins late.
+
+use forager_node::index::Replica;
+use forager_node::net::{
+    Network, NetworkConfig, NetworkEvent, NodeIdentity, Role, format_cluster_key,
+};
+use forager_node::worker::WorkerConfig;
+use forager_protocol::result::{RunResult, Status};
+use forager_protocol::signing::{Domain, Signed};
+use forager_protocol::trajectory::{Cost, VECTOR_DIM};
+use forager_protocol::wire::{Announcement, FoundPath, Message, ProgressReport, TaskId, TaskState};
+use forager_queen::cluster::{loopback, spawn_node, spawn_queen, wait_for_peers};
+use forager_queen::coordinator::QueenConfig;
+use forager_simulations::cluster::{SimFactory, sim_task};
+use forager_simulations::site::SiteParams;
+use forager_tests::sites;
+use forager_tests::{assert_no_chromium_left, forager_binary, unique_prefix};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio::io::AsyncBufReadExt;
+use tokio::process::{Child, Command};
+
+const LIMIT: Duration = Duration::from_secs(300);
+
+/// A peer process and what it printed about itself.
+struct Peer {
+    child: Child,
+    id: String,
+    address: String,
+    data: PathBuf,
+}
+
+async fn spawn_peer(kind: &str, data: &Path, key: &Path, extra: &[&str], prefix: &str) -> Peer {
+    let binary = tokio::task::spawn_blocking(forager_binary)
+        .await
+        .expect("build");
+    let mut child = Command::new(binary)
+        .arg(kind)
+        .arg("--data")
+        .arg(data)
+        .arg("--cluster-key")
+        .arg(key)
+        .args(extra)
+        .env("FORAGER_PROFILE_PREFIX", prefix)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("starts");
+    let stdout = child.stdout.take().expect("stdout");
+    let mut lines = tokio::io::BufReader::new(stdout).lines();
+    let mut id = String::new();
+    let mut address = String::new();
+    let found = tokio::time::timeout(Duration::from_secs(60), async {
+        while let Ok(Some(line)) = lines.next_line().await {
+            if let Some(rest) = line.strip_prefix(&format!("{kind} ")) {
+                id = rest.trim().to_owned();
+            }
+            if let Some(rest) = line.strip_prefix("listening ") {
+                address = rest.trim().to_owned();
+                break;
+            }
+        }
+    })
+    .await;
+    assert!(found.is_ok() && !address.is_empty(), "{kind} did not start");
+    // Keep draining its output.
+    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+    Peer {
+        child,
+        id,
+        address,
+        data: data.to_path_buf(),
+    }
+}
+
+fn journal_lines(queen_data: &Path) -> Vec<serde_json::Value> {
+    let mut out = Vec::new();
+    let Ok(tasks) = std::fs::read_dir(queen_data.join("tasks")) else {
+        return out;
+    };
+    for task in tasks.flatten() {
+        if let Ok(text) = std::fs::read_to_string(task.path().join("journal.jsonl")) {
+            out.extend(text.lines().filter_map(|l| serde_json::from_str(l).ok()));
+        }
+    }
+    out
+}
+
+async fn submit(
+    queen: &Peer,
+    key: &Path,
+    out: &Path,
+    args: &[&str],
+) -> (Option<i32>, Option<RunResult>, String) {
+    let binary = tokio::task::spawn_blocking(forager_binary)
+        .await
+        .expect("build");
+    let output = tokio::time::timeout(
+        LIMIT,
+        Command::new(binary)
+            .arg("submit")
+            .arg("--queen")
+            .arg(&queen.address)
+            .arg("--cluster-key")
+            .arg(key)
+            .arg("--out")
+            .arg(out)
+            .arg("--json")
+            .args(args)
+            .kill_on_drop(true)
+            .output(),
+    )
+    .await
+    .expect("submit finished in time")
+    .expect("submit runs");
+    (
+        output.status.code(),
+        serde_json::from_slice(&output.stdout).ok(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+struct Cluster {
+    dir: tempfile::TempDir,
+    key: PathBuf,
+    queen: Peer,
+    nodes: Vec<Peer>,
+    prefix: String,
+}
+
+async fn cluster(test: &str, nodes: usize) -> Cluster {
+    let prefix = unique_prefix(test);
+    let dir = tempfile::tempdir().expect("temp dir");
+    let key = dir.path().join("cluster.key");
+    std::fs::write(&key, format_cluster_key(&[42u8; 32])).expect("key");
+    let queen = spawn_peer("queen", &dir.path().join("queen"), &key, &[], &prefix).await;
+    let mut peers = Vec::new();
+    for i in 0..nodes {
+        let data = dir.path().join(format!("node{i}"));
+        let node = spawn_peer(
+            "node",
+            &data,
+            &key,
+            &["--bootstrap", &queen.address],
+            &prefix,
+        )
+        .await;
+        peers.push(node);
+    }
+    Cluster {
+        dir,
+        key,
+        queen,
+        nodes: peers,
+        prefix,
+    }
+}
+
+impl Cluster {
+    async fn stop(mut self) {
+        for peer in self
+            .nodes
+            .iter_mut()
+            .chain(std::iter::once(&mut self.queen))
+        {
+            // SIGTERM: nodes shut their browsers down cleanly.
+            if let Some(pid) = peer.child.id() {
+                let _ = Command::new("kill")
+                    .arg("-TERM")
+                    .arg(pid.to_string())
+                    .status()
+                    .await;
+            }
+            let _ = tokio::time::timeout(Duration::from_secs(20), peer.child.wait()).await;
+            let _ = peer.child.start_kill();
+            forager_node::browser::reap_stale_browsers(&peer.data.join("browsers"));
+        }
+        assert_no_chromium_left(&self.prefix);
+        drop(self.dir);
+    }
+}
+
+fn docs_args(base: &str) -> Vec<String> {
+    [
+        "--url",
+        &format!("{base}/docs"),
+        "--goal",
+        "Find how to configure the frobnicator timeout",
+        "--success-url",
+        "/docs/configuration/frobnicator/timeout$",
+        "--budget",
+        "300",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_queen_and_three_node_processes_pass_with_a_reproduced_winner() {
+    let docs = sites::serve(sites::docs()).await;
+    let cluster = cluster("three-nodes", 3).await;
+    let out = cluster.dir.path().join("out");
+    let args = docs_args(&docs.base);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let (code, result, stderr) = submit(&cluster.queen, &cluster.key, &out, &args).await;
+    let result = result.unwrap_or_else(|| panic!("no result: {stderr}"));
+    assert_eq!(result.status, Status::Pass, "{:?} {stderr}", result.error);
+    assert_eq!(code, Some(0));
+    assert_eq!(result.steps.len(), 3);
+    let journal = journal_lines(&cluster.queen.data);
+    let verified = journal
+        .iter()
+        .find(|e| e["event"] == "verified")
+        .expect("a verified success");
+    assert_ne!(
+        verified["finder"], verified["verifier"],
+        "reproduced by a second node"
+    );
+    let node_ids: Vec<&str> = cluster.nodes.iter().map(|n| n.id.as_str()).collect();
+    assert!(node_ids.contains(&verified["verifier"].as_str().unwrap_or("")));
+    cluster.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_node_killed_mid_task_loses_its_branch_to_another() {
+    let docs = sites::serve(sites::docs()).await;
+    let mut cluster = cluster("killed-node", 3).await;
+    let out = cluster.dir.path().join("out");
+    let args = docs_args(&docs.base);
+    let queen_data = cluster.queen.data.clone();
+    let queen_address = cluster.queen.address.clone();
+    let key = cluster.key.clone();
+    let submission = tokio::spawn(async move {
+        let queen = Peer {
+            child: Command::new("true").spawn().expect("placeholder"),
+            id: String::new(),
+            address: queen_address,
+            data: PathBuf::new(),
+        };
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        submit(&queen, &key, &out, &args).await
+    });
+    // Kill the first node that gets an assignment, while it works on it.
+    let started = Instant::now();
+    let victim = loop {
+        let journal = journal_lines(&queen_data);
+        if let Some(assigned) = journal.iter().find(|e| e["event"] == "assigned") {
+            let node = assigned["node"].as_str().unwrap_or("").to_owned();
+            if let Some(i) = cluster.nodes.iter().position(|n| n.id == node) {
+                break i;
+            }
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(120),
+            "no assignment seen"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    let killed = cluster.nodes.remove(victim);
+    let mut killed_child = killed.child;
+    killed_child.start_kill().expect("SIGKILL");
+    let _ = killed_child.wait().await;
+    // Its browser outlives it (a killed process cleans nothing up); a restarted node would
+    // reap it, so does the test.
+    forager_node::browser::reap_stale_browsers(&killed.data.join("browsers"));
+
+    let (code, result, stderr) = submission.await.expect("submit task");
+    let result = result.unwrap_or_else(|| panic!("no result: {stderr}"));
+    assert_eq!(result.status, Status::Pass, "{:?} {stderr}", result.error);
+    assert_eq!(code, Some(0));
+    let journal = journal_lines(&queen_data);
+    assert!(
+        journal
+            .iter()
+            .any(|e| e["event"] == "reassigned" && e["node"] == killed.id.as_str()),
+        "the killed node's branch was reassigned: {journal:#?}"
+    );
+    cluster.stop().await;
+}
+
+// ---------------------------------------------------------------------------------------------
+// In process.
+
+fn config(role: Role, key: [u8; 32], bootstrap: Vec<libp2p::Multiaddr>) -> NetworkConfig {
+    NetworkConfig {
+        listen: vec![loopback()],
+        bootstrap,
+        ..NetworkConfig::new(role, key)
+    }
+}
+
+async fn listening(network: &Network) -> libp2p::Multiaddr {
+    let address = network
+        .wait_listening(Duration::from_secs(10))
+        .await
+        .expect("listens")[0]
+        .clone();
+    address.with(libp2p::multiaddr::Protocol::P2p(network.local_peer_id()))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_peer_without_the_cluster_key_cannot_connect() {
+    let (member, _events) = Network::start(
+        &NodeIdentity::generate(),
+        config(Role::Node, [1; 32], vec![]),
+    )
+    .expect("starts");
+    let address = listening(&member).await;
+    let (stranger, _s) = Network::start(
+        &NodeIdentity::generate(),
+        config(Role::Node, [2; 32], vec![]),
+    )
+    .expect("starts");
+    let dialed =
+        tokio::time::timeout(Duration::from_secs(20), stranger.dial(address.clone())).await;
+    assert!(matches!(dialed, Ok(Err(_))), "{dialed:?}");
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(member.peers().await.expect("peers").is_empty());
+    // With the key, the same dial works.
+    let (friend, _f) = Network::start(
+        &NodeIdentity::generate(),
+        config(Role::Node, [1; 32], vec![]),
+    )
+    .expect("starts");
+    tokio::time::timeout(Duration::from_secs(20), friend.dial(address))
+        .await
+        .expect("in time")
+        .expect("connects");
+    for n in [member, stranger, friend] {
+        n.shutdown().await;
+    }
+}
+
+fn unit_vector(axis: usize) -> Vec<f32> {
+    let mut v = vec![0.0; VECTOR_DIM];
+    v[axis % VECTOR_DIM] = 1.0;
+    v
+}
+
+fn announcement(sequence: u64, vector: Vec<f32>, reward: f32) -> Announcement {
+    Announcement {
+        task: TaskId([3; 16]),
+        family: "test".into(),
+        vector,
+        reward,
+        success: true,
+        cost: Cost::default(),
+        steps: 2,
+        sequence,
+    }
+}
+
+fn frame(identity: &NodeIdentity, value: Announcement) -> Vec<u8> {
+    let signed = Signed::new(identity.signing_key(), Domain::Announcement, value).expect("signs");
+    Message::Announce(signed).encode().expect("encodes")
+}
+
+/// An attacker peer connected to `victim`.
+async fn attacker(key: [u8; 32], victim: &libp2p::Multiaddr) -> (NodeIdentity, Network) {
+    let identity = NodeIdentity::generate();
+    let (network, mut events) =
+        Network::start(&identity, config(Role::Node, key, vec![victim.clone()])).expect("starts");
+    tokio::spawn(async move { while events.recv().await.is_some() {} });
+    (identity, network)
+}
+
+/// Publishes once the victim's subscription is known (publishing fails until then).
+async fn publish_when_possible(network: &Network, data: Vec<u8>) {
+    let started = Instant::now();
+    while network.publish(data.clone()).await.is_err() {
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "no gossip peer"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_gossip_is_rejected_counted_and_costs_the_sender() {
+    let key = [9; 32];
+    let (victim, mut victim_events) =
+        Network::start(&NodeIdentity::generate(), config(Role::Node, key, vec![])).expect("starts");
+    let address = listening(&victim).await;
+    tokio::spawn(async move { while victim_events.recv().await.is_some() {} });
+    let stranger = NodeIdentity::generate();
+    let mut nan = unit_vector(2);
+    nan[9] = f32::NAN;
+    let mut oversized = announcement(6, unit_vector(6), 1.0);
+    // Just over the 64 KiB gossip limit (gossipsub itself refuses anything much larger).
+    oversized.family = "x".repeat(65_000);
+    // One attacker per fault: after a rejection, gossipsub's peer score ignores the sender.
+    type Fault = Box<dyn Fn(&NodeIdentity) -> Vec<u8>>;
+    let faults: Vec<(&str, Fault)> = vec![
+        (
+            "bad_signature",
+            Box::new(|id| {
+                let mut forged = frame(id, announcement(1, unit_vector(1), 1.0));
+                let last = forged.len() - 1;
+                forged[last] ^= 1;
+                forged
+            }),
+        ),
+        (
+            "signer_mismatch",
+            Box::new(move |_| frame(&stranger, announcement(2, unit_vector(2), 1.0))),
+        ),
+        (
+            "wrong_dimension",
+            Box::new(|id| frame(id, announcement(3, vec![1.0; 3], 1.0))),
+        ),
+        (
+            "not_finite",
+            Box::new(move |id| frame(id, announcement(4, nan.clone(), 1.0))),
+        ),
+        (
+            "reward_out_of_range",
+            Box::new(|id| frame(id, announcement(5, unit_vector(5), 7.0))),
+        ),
+        (
+            "too_large",
+            Box::new(move |id| {
+                Message::Announce(
+                    Signed::new(id.signing_key(), Domain::Announcement, oversized.clone())
+                        .expect("signs"),
+                )
+                .encode()
+                .expect("encodes")
+            }),
+        ),
+    ];
+    for (reason, make) in &faults {
+        let (identity, network) = attacker(key, &address).await;
+        publish_when_possible(&network, make(&identity)).await;
+        let started = Instant::now();
+        loop {
+            let counters = victim.counters().await.expect("counters");
+            if counters.rejected.get(reason).is_some_and(|&n| n >= 1) {
+                break;
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(20),
+                "{reason} not counted: {:?}",
+                counters.rejected
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        if *reason == "bad_signature" {
+            // A few more invalid messages sink its peer score below the graylist threshold:
+            // after that, even a valid announcement from it is ignored unseen.
+            for sequence in [11, 12] {
+                let mut forged = frame(&identity, announcement(sequence, unit_vector(1), 1.0));
+                let last = forged.len() - 1;
+                forged[last] ^= 1;
+                let _ = network.publish(forged).await;
+            }
+            tokio::time::sleep(Duration::from_millis(700)).await;
+            let _ = network
+                .publish(frame(&identity, announcement(10, unit_vector(10), 1.0)))
+                .await;
+            tokio::time::sleep(Duration::from_millis(1000)).await;
+            let counters = victim.counters().await.expect("counters");
+            assert_eq!(counters.accepted, 0, "{counters:?}");
+        }
+        network.shutdown().await;
+    }
+    // A replay: the same origin and sequence as an accepted one, other content.
+    let (identity, network) = attacker(key, &address).await;
+    publish_when_possible(
+        &network,
+        frame(&identity, announcement(20, unit_vector(20), 1.0)),
+    )
+    .await;
+    network
+        .publish(frame(&identity, announcement(20, unit_vector(21), 0.5)))
+        .await
+        .expect("sent");
+    let started = Instant::now();
+    loop {
+        let counters = victim.counters().await.expect("counters");
+        if counters.accepted == 1 && counters.rejected.get("replayed") == Some(&1) {
+            break;
+        }
+        assert!(started.elapsed() < Duration::from_secs(20), "{counters:?}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    network.shutdown().await;
+    victim.shutdown().await;
+}
+
+async fn sim_cluster(
+    nodes: usize,
+    key: [u8; 32],
+    queen_data: &Path,
+) -> (
+    forager_queen::cluster::QueenHandle,
+    Vec<forager_queen::cluster::NodeHandle>,
+    Arc<SimFactory>,
+) {
+    let queen = spawn_queen(
+        &NodeIdentity::generate(),
+        config(Role::Queen, key, vec![]),
+        QueenConfig::new(queen_data.to_path_buf()),
+    )
+    .await
+    .expect("queen");
+    // A small site: these tests are about the cluster, not about search difficulty.
+    let params = SiteParams {
+        pages: 150,
+        links_per_page: 8,
+        ..SiteParams::default()
+    };
+    let factory = Arc::new(SimFactory::new(&params, 5, 0, false).expect("site"));
+    let mut handles = Vec::new();
+    let mut bootstrap = queen.addresses.clone();
+    for _ in 0..nodes {
+        let node = spawn_node(
+            &NodeIdentity::generate(),
+            config(Role::Node, key, bootstrap.clone()),
+            Arc::new(Replica::in_memory(10_000)),
+            factory.clone(),
+            WorkerConfig::default(),
+        )
+        .await
+        .expect("node");
+        bootstrap.extend(node.addresses.clone());
+        handles.push(node);
+    }
+    (queen, handles, factory)
+}
+
+async fn wait_done(queen: &forager_queen::coordinator::Queen, id: TaskId) -> RunResult {
+    let started = Instant::now();
+    loop {
+        if let TaskState::Done(result) = queen.status(id).await {
+            return *result;
+        }
+        assert!(started.elapsed() < LIMIT, "no result");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_node_faking_a_success_does_not_win() {
+    let key = [5; 32];
+    let data = tempfile::tempdir().expect("dir");
+    let (queen, honest, factory) = sim_cluster(2, key, data.path()).await;
+    // A liar: a real peer with the key, which claims a success on every assignment.
+    let liar_id = NodeIdentity::generate();
+    let (liar, mut liar_events) =
+        Network::start(&liar_id, config(Role::Node, key, queen.addresses.clone())).expect("starts");
+    let liar_net = liar.clone();
+    let liar_peer = liar_id.peer_id().to_string();
+    tokio::spawn(async move {
+        while let Some(event) = liar_events.recv().await {
+            let NetworkEvent::Request {
+                message, responder, ..
+            } = event
+            else {
+                continue;
+            };
+            let answer = match *message {
+                Message::Assign(assignment) => {
+                    let mut fake = assignment.prefix.clone();
+                    fake.extend(assignment.prefix.iter().cloned());
+                    let report = ProgressReport {
+                        task: assignment.task_id,
+                        branch: assignment.branch,
+                        prefix_fingerprints: Vec::new(),
+                        visits: 1,
+                        value_sum: 1.0,
+                        best_value: 1.0,
+                        actions: 1,
+                        replayed: 0,
+                        cost: Cost::default(),
+                        successes: vec![FoundPath {
+                            fingerprints: vec![forager_protocol::Fingerprint([7; 16]); fake.len()],
+                            risks: vec![forager_protocol::RiskClass::ReadOnly; fake.len()],
+                            actions: fake,
+                        }],
+                        approvals: Vec::new(),
+                        exhausted: false,
+                        error: None,
+                        network: Default::default(),
+                    };
+                    Message::Progress(
+                        Signed::new(liar_id.signing_key(), Domain::Report, report).expect("signs"),
+                    )
+                }
+                _ => Message::Refused("no".into()),
+            };
+            let _ = liar_net.respond(responder, answer).await;
+        }
+    });
+    wait_for_peers(&queen.network, Role::Node, 3, Duration::from_secs(20))
+        .await
+        .expect("three nodes");
+    let task = sim_task(factory.site(), 400);
+    let id = queen.queen.submit(task).await.expect("accepted");
+    let result = wait_done(&queen.queen, id).await;
+    assert_eq!(result.status, Status::Pass, "{:?}", result.error);
+    let journal = std::fs::read_to_string(
+        data.path()
+            .join("tasks")
+            .join(id.to_string())
+            .join("journal.jsonl"),
+    )
+    .expect("journal");
+    assert!(
+        journal
+            .lines()
+            .any(|l| l.contains("not_reproduced") && l.contains(&liar_peer)),
+        "the fake success was tried and refused: {}",
+        journal
+            .lines()
+            .map(|l| l.chars().take(160).collect::<String>())
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+    assert!(
+        !journal
+            .lines()
+            .any(|l| l.contains("\"verified\"")
+                && l.contains(&format!("\"finder\":\"{liar_peer}\""))),
+        "the liar never wins"
+    );
+    for node in &honest {
+        node.network.shutdown().await;
+    }
+    liar.shutdown().await;
+    queen.network.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_late_joining_node_converges_to_the_same_replica() {
+    let key = [6; 32];
+    let data = tempfile::tempdir().expect("dir");
+    let (queen, nodes, factory) = sim_cluster(2, key, data.path()).await;
+    wait_for_peers(&queen.network, Role::Node, 2, Duration::from_secs(20))
+        .await
+        .expect("two nodes");
+    let id = queen
+        .queen
+        .submit(sim_task(factory.site(), 200))
+        .await
+        .expect("accepted");
+    wait_done(&queen.queen, id).await;
+    let first = nodes[0].replica.clone();
+    assert!(first.len() > 10, "rollouts were gossiped: {}", first.len());
+    // Gossip settles.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let late = spawn_node(
+        &NodeIdentity::generate(),
+        config(Role::Node, key, nodes[0].addresses.clone()),
+        Arc::new(Replica::in_memory(10_000)),
+        factory.clone(),
+        WorkerConfig::default(),
+    )
+    .await
+    .expect("late node");
+    let started = Instant::now();
+    loop {
+        let (a, b, c) = (first.len(), nodes[1].replica.len(), late.replica.len());
+        if a == b && b == c {
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "replicas did not converge: {a} {b} {c}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    for node in nodes.iter().chain(std::iter::once(&late)) {
+        node.network.shutdown().await;
+    }
+    queen.network.shutdown().await;
+}
