@@ -20,8 +20,9 @@ use forager_protocol::result::NetworkSummary;
 use forager_protocol::signing::{Domain, Signed};
 use forager_protocol::trajectory::Cost;
 use forager_protocol::wire::{
-    Announcement, BranchAssignment, BranchId, ExpandReport, ExpandRequest, FoundPath, Message,
-    PageInfo, ProgressReport, ReplayReport, ReplayRequest, SyncRequest, TaskId, WireCandidate,
+    Announcement, BranchAssignment, BranchId, ExpandReport, ExpandRequest, FoundPath,
+    KnownLocation, Message, PageInfo, ProgressReport, ReplayReport, ReplayRequest, SyncRequest,
+    TaskId, WireCandidate,
 };
 use forager_protocol::{Action, FailureReason, Fingerprint, TaskSpec};
 use std::collections::HashMap;
@@ -105,7 +106,23 @@ struct BranchState<E: Environment<Action = Action>> {
     search: Option<Search<Action>>,
 }
 
-type Branches<E> = HashMap<(TaskId, BranchId), Arc<Mutex<BranchState<E>>>>;
+/// One branch search, shared by the assignment running it and the map that keeps it.
+type SharedBranch<E> = Arc<Mutex<BranchState<E>>>;
+
+/// Branch searches kept between assignments, with when each was last used (a counter).
+struct Branches<E: Environment<Action = Action>> {
+    kept: HashMap<(TaskId, BranchId), (SharedBranch<E>, u64)>,
+    clock: u64,
+}
+
+impl<E: Environment<Action = Action>> Branches<E> {
+    fn new() -> Self {
+        Branches {
+            kept: HashMap::new(),
+            clock: 0,
+        }
+    }
+}
 
 /// Signs and gossips rollouts; inserts them into the local replica too.
 struct Publisher {
@@ -213,7 +230,7 @@ pub async fn run_worker<F: EnvFactory>(
     config: WorkerConfig,
 ) {
     let permits = Arc::new(Semaphore::new(config.concurrency.max(1)));
-    let branches: Arc<Mutex<Branches<F::Env>>> = Arc::new(Mutex::new(HashMap::new()));
+    let branches: Arc<Mutex<Branches<F::Env>>> = Arc::new(Mutex::new(Branches::new()));
     let publisher = Arc::new(Publisher {
         identity: identity.clone(),
         network: network.clone(),
@@ -443,8 +460,13 @@ async fn search_branch<F: EnvFactory>(
     let key = (assignment.task_id, assignment.branch);
     let state = {
         let mut map = branches.lock().await;
-        match map.get(&key) {
-            Some(state) => state.clone(),
+        map.clock += 1;
+        let now = map.clock;
+        match map.kept.get_mut(&key) {
+            Some((state, used)) => {
+                *used = now;
+                state.clone()
+            }
             None => {
                 let env = match factory.create(&assignment.task, false) {
                     Ok(env) => env,
@@ -459,7 +481,7 @@ async fn search_branch<F: EnvFactory>(
                     },
                     search: None,
                 }));
-                map.insert(key, state.clone());
+                map.kept.insert(key, (state.clone(), now));
                 state
             }
         }
@@ -479,22 +501,24 @@ async fn search_branch<F: EnvFactory>(
 /// Branch searches kept between assignments (each holds an environment: browser contexts).
 const MAX_BRANCHES: usize = 8;
 
-/// Drops the oldest kept branch searches beyond `max` (their environments close with them).
+/// Drops the least recently used kept branch searches beyond `max` (their environments close
+/// with them); one in use is never dropped.
 async fn prune_branches<E: Environment<Action = Action>>(
     branches: &Mutex<Branches<E>>,
     max: usize,
 ) {
     let mut map = branches.lock().await;
-    while map.len() > max {
+    while map.kept.len() > max {
         let Some(oldest) = map
+            .kept
             .iter()
-            .filter(|(_, state)| Arc::strong_count(state) == 1)
+            .filter(|(_, (state, _))| Arc::strong_count(state) == 1)
+            .min_by_key(|(_, (_, used))| *used)
             .map(|(key, _)| *key)
-            .min_by_key(|(task, branch)| (task.0, branch.0))
         else {
             break;
         };
-        map.remove(&oldest);
+        map.kept.remove(&oldest);
     }
 }
 
@@ -519,6 +543,7 @@ async fn run_branch<E: Environment<Action = Action>>(
         exhausted: false,
         error: None,
         network: NetworkSummary::default(),
+        locations: Vec::new(),
     };
     let task = &assignment.task;
     let deadline = Duration::from_millis(assignment.deadline_ms);
@@ -578,6 +603,15 @@ async fn run_branch<E: Environment<Action = Action>>(
             }
         }
     };
+    let mut search = search;
+    // Depths on the wire count from the start URL; this tree's from the branch root.
+    let below_root = state.env.prefix.len() as u32;
+    search.learn_locations(
+        assignment
+            .known_locations
+            .iter()
+            .map(|k| (k.location, k.depth.saturating_sub(below_root))),
+    );
     report.prefix_fingerprints = state.env.prefix.iter().map(|(_, f)| *f).collect();
     let (visits_before, value_before) = root_stats(&search);
     let mut observer = RolloutObserver {
@@ -598,6 +632,19 @@ async fn run_branch<E: Environment<Action = Action>>(
     let (outcome, search) =
         search::run_from(std::slice::from_mut(&mut state.env), search, &mut observer).await;
     let (visits_after, value_after) = root_stats(&search);
+    let given: std::collections::HashMap<u64, u32> = assignment
+        .known_locations
+        .iter()
+        .map(|k| (k.location, k.depth))
+        .collect();
+    report.locations = search
+        .locations()
+        .map(|(location, depth)| KnownLocation {
+            location,
+            depth: depth + below_root,
+        })
+        .filter(|k| given.get(&k.location).is_none_or(|&d| k.depth < d))
+        .collect();
     report.visits = visits_after.saturating_sub(visits_before);
     report.value_sum = value_after - value_before;
     report.best_value = search

@@ -130,6 +130,20 @@ pub struct BranchAssignment {
     pub actions: u32,
     /// Milliseconds from receipt until the report is due.
     pub deadline_ms: u64,
+    /// Locations the cluster has reached so far in this task: links to them are skipped below
+    /// the branch as they would be in one search's tree (the state lives in another branch).
+    pub known_locations: Vec<KnownLocation>,
+}
+
+/// A location (the hash of a URL without query and fragment, as
+/// `forager_node::environment::StateInfo::location`) and the fewest actions from the start URL
+/// it was reached in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KnownLocation {
+    /// The location's hash.
+    pub location: u64,
+    /// Actions from the start URL.
+    pub depth: u32,
 }
 
 /// A node reports on a branch.
@@ -163,6 +177,9 @@ pub struct ProgressReport {
     pub error: Option<String>,
     /// What the node's browser touched meanwhile.
     pub network: NetworkSummary,
+    /// Locations first reached by this assignment (not among those it was given), with their
+    /// depth from the start URL.
+    pub locations: Vec<KnownLocation>,
 }
 
 /// A path and the fingerprints it passed through.
@@ -384,6 +401,14 @@ pub(crate) mod tests {
         (1u8..=7).prop_map(|level| RiskClass::try_from(level).expect("1..=7"))
     }
 
+    fn known_locations() -> impl Strategy<Value = Vec<KnownLocation>> {
+        prop::collection::vec(
+            (any::<u64>(), any::<u32>())
+                .prop_map(|(location, depth)| KnownLocation { location, depth }),
+            0..4,
+        )
+    }
+
     fn found_path() -> impl Strategy<Value = FoundPath> {
         (
             prop::collection::vec(action(), 0..4),
@@ -529,10 +554,10 @@ pub(crate) mod tests {
                 any::<u64>(),
                 prop::collection::vec(action(), 0..4),
                 prop::collection::vec(fingerprint(), 0..4),
-                (any::<u32>(), any::<u64>())
+                (any::<u32>(), any::<u64>(), known_locations())
             )
                 .prop_map(
-                    |(task, task_id, branch, prefix, expected, (actions, deadline_ms))| {
+                    |(task, task_id, branch, prefix, expected, (actions, deadline_ms, known))| {
                         Message::Assign(Box::new(BranchAssignment {
                             task,
                             task_id,
@@ -541,6 +566,7 @@ pub(crate) mod tests {
                             expected,
                             actions,
                             deadline_ms,
+                            known_locations: known,
                         }))
                     }
                 ),
@@ -561,7 +587,8 @@ pub(crate) mod tests {
                     prop::collection::vec(found_path(), 0..2),
                     prop::collection::vec(found_path(), 0..2),
                     any::<bool>(),
-                    prop::option::of(text())
+                    prop::option::of(text()),
+                    known_locations()
                 )
                     .prop_map(
                         |(
@@ -571,6 +598,7 @@ pub(crate) mod tests {
                             approvals,
                             exhausted,
                             error,
+                            locations,
                         )| {
                             ProgressReport {
                                 task,
@@ -587,6 +615,7 @@ pub(crate) mod tests {
                                 exhausted,
                                 error,
                                 network: NetworkSummary::default(),
+                                locations,
                             }
                         }
                     ),

@@ -277,6 +277,10 @@ pub struct NodeArgs {
     /// cluster key.
     #[arg(long = "allow", value_name = "PEER_ID")]
     pub allow: Vec<String>,
+    /// Discover peers on the local network by mDNS (multicast on every non-loopback
+    /// interface) and dial them; they still need the cluster key. Off unless given.
+    #[arg(long)]
+    pub mdns: bool,
     /// Search a simulated site (batch seed SEED) instead of driving Chromium.
     #[arg(long, value_name = "SEED")]
     pub sim: Option<u64>,
@@ -313,6 +317,10 @@ pub struct QueenArgs {
     /// Only these peers may connect (peer ids). Repeatable.
     #[arg(long = "allow", value_name = "PEER_ID")]
     pub allow: Vec<String>,
+    /// Discover peers on the local network by mDNS (multicast on every non-loopback
+    /// interface) and dial them; they still need the cluster key. Off unless given.
+    #[arg(long)]
+    pub mdns: bool,
     /// Actions per assignment.
     #[arg(long, default_value_t = 20)]
     pub chunk: u32,

@@ -10,6 +10,7 @@
 use crate::journal::{Journal, JournalEvent, Recovered};
 use forager_node::net::identity::peer_id_of;
 use forager_node::net::{Network, NetworkEvent, Responder, Role};
+use forager_node::search::Widening;
 use forager_protocol::result::{
     ApprovalNeeded, Metrics, NetworkSummary, RESULT_VERSION, ResultStep, RunError, RunResult,
     Status,
@@ -18,8 +19,8 @@ use forager_protocol::score::{ScoreInputs, uct_score};
 use forager_protocol::signing::Domain;
 use forager_protocol::trajectory::Cost;
 use forager_protocol::wire::{
-    BranchAssignment, BranchId, ExpandRequest, FoundPath, Message, ProgressReport, ReplayReport,
-    ReplayRequest, TaskId, TaskState, WireCandidate,
+    BranchAssignment, BranchId, ExpandRequest, FoundPath, KnownLocation, Message, ProgressReport,
+    ReplayReport, ReplayRequest, TaskId, TaskState, WireCandidate,
 };
 use forager_protocol::{Action, FailureReason, Fingerprint, RiskClass, TaskSpec};
 use libp2p::PeerId;
@@ -37,6 +38,10 @@ pub struct QueenConfig {
     pub chunk_actions: u32,
     /// How long a node may take for one assignment before its branch is reassigned.
     pub assignment_deadline: Duration,
+    /// Progressive widening at the top of the tree, over the search iterations the branches
+    /// reported (plus those in flight): the same rule and defaults as a node's own tree, so the
+    /// queen's root opens branches as fast as a single search's root would.
+    pub widening: Widening,
 }
 
 impl QueenConfig {
@@ -46,6 +51,7 @@ impl QueenConfig {
             data,
             chunk_actions: 20,
             assignment_deadline: Duration::from_secs(180),
+            widening: Widening::default(),
         }
     }
 }
@@ -133,11 +139,17 @@ struct Branch {
     candidate: WireCandidate,
     prefix_fingerprints: Vec<Fingerprint>,
     assignments: u32,
+    /// Sum of the values backed up to the branch root, over `visits` iterations: the branch's
+    /// mean value is what a single search's root child would hold.
     value_sum: f64,
-    /// Search iterations below the root, for the metrics.
+    /// Search iterations below the branch root.
     visits: u32,
+    /// Assignments in flight, and the actions they were given (virtual loss).
     in_flight: u32,
+    in_flight_actions: u32,
     exhausted: bool,
+    /// The node that searched it last: it keeps the branch's tree, so it gets it again.
+    holder: Option<PeerId>,
 }
 
 /// A success waiting to be reproduced.
@@ -147,7 +159,13 @@ struct Pending {
     finder: PeerId,
     /// Nodes that failed to answer a replay of it (not asked again).
     tried: HashSet<PeerId>,
+    /// Replays that answered and did not reproduce it.
+    failed_replays: u32,
 }
+
+/// Replays a success gets before it is rejected and its finder distrusted: a real site (or a
+/// simulated one) can glitch once; a lie fails every time.
+const REPRODUCTION_ATTEMPTS: u32 = 2;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Phase {
@@ -171,7 +189,8 @@ struct TaskRun {
     unverified: VecDeque<Pending>,
     rejected_paths: HashSet<Vec<Action>>,
     /// Node → the branch it works on for this task.
-    assigned: HashMap<PeerId, BranchId>,
+    /// Assignments in flight: node → (branch, actions given).
+    assigned: HashMap<PeerId, (BranchId, u32)>,
     verifying: Option<PeerId>,
     expanding: Option<PeerId>,
     /// Nodes that took part.
@@ -181,6 +200,11 @@ struct TaskRun {
     network: NetworkSummary,
     /// Nodes whose reported success could not be reproduced: no more work of this task.
     distrusted: HashSet<PeerId>,
+    /// Every location the task's searches reached, with the fewest actions from the start URL
+    /// and the branch that reached it so: the cluster-wide transposition set. An assignment
+    /// carries the locations other branches own (a branch whose tree was dropped re-explores
+    /// its own).
+    locations: HashMap<u64, (u32, BranchId)>,
     /// Nodes that failed to open the start page (asked again only when no other is left).
     expand_failed: HashSet<PeerId>,
     /// Nodes that reported the start page itself as unusable.
@@ -355,6 +379,7 @@ impl Actor {
         let internal = self.internal.clone();
         let limit = self.config.assignment_deadline + Duration::from_secs(10);
         let chunk = self.config.chunk_actions;
+        let widening = self.config.widening;
         let send =
             |node, request, wrap| spawn_request(&network, &internal, limit, node, request, wrap);
         let mut busy = self.busy();
@@ -375,6 +400,17 @@ impl Actor {
             }
             if let Some(reason) = run.over() {
                 run.finish_failing(reason);
+                continue;
+            }
+            let idle_run = run.assigned.is_empty()
+                && run.verifying.is_none()
+                && run.unverified.is_empty()
+                && run.expanding.is_none();
+            if idle_run && !self.nodes.is_empty() && self.nodes.is_subset(&run.distrusted) {
+                run.finish_failing_with(
+                    FailureReason::NotReproduced,
+                    "every node's success failed to reproduce; no node is left to search".into(),
+                );
                 continue;
             }
             match run.phase {
@@ -417,6 +453,7 @@ impl Actor {
                             path,
                             finder,
                             tried,
+                            ..
                         } = pending.clone();
                         // Any node but the finder (nodes run two jobs at once, so a busy one
                         // can take it); the finder only in a one-node cluster.
@@ -460,21 +497,32 @@ impl Actor {
                     }
                     // A success waiting for its reproduction may end the task: no new work.
                     let waiting = run.verifying.is_some() || !run.unverified.is_empty();
-                    let mut skipped = Vec::new();
-                    while let Some(node) = idle.pop().filter(|_| !waiting) {
-                        if run.distrusted.contains(&node) {
-                            skipped.push(node);
-                            continue;
-                        }
-                        let Some((branch, actions)) = run.pick_branch(chunk) else {
-                            idle.push(node);
+                    while !waiting && !idle.is_empty() {
+                        let trusted: Vec<usize> = (0..idle.len())
+                            .filter(|&i| !run.distrusted.contains(&idle[i]))
+                            .collect();
+                        let Some(&last) = trusted.last() else {
                             break;
                         };
+                        let Some((branch, actions)) = run.pick_branch(chunk, widening) else {
+                            break;
+                        };
+                        // The branch's last holder keeps its tree: it continues where it
+                        // stopped instead of another node starting the subtree over.
+                        let holder = run.branches[branch.0 as usize].holder;
+                        let index = trusted
+                            .iter()
+                            .copied()
+                            .find(|&i| Some(idle[i]) == holder)
+                            .unwrap_or(last);
+                        let node = idle.remove(index);
                         busy.insert(node);
-                        run.assigned.insert(node, branch);
+                        run.assigned.insert(node, (branch, actions));
                         run.contributors.insert(node);
                         let b = &mut run.branches[branch.0 as usize];
                         b.in_flight += 1;
+                        b.in_flight_actions += actions;
+                        b.holder = Some(node);
                         let expected = b.prefix_fingerprints.clone();
                         let prefix = vec![b.candidate.action.clone()];
                         run.journal.append(&JournalEvent::Assigned {
@@ -491,6 +539,12 @@ impl Actor {
                             expected,
                             actions,
                             deadline_ms: self.config.assignment_deadline.as_millis() as u64,
+                            known_locations: run
+                                .locations
+                                .iter()
+                                .filter(|(_, (_, owner))| *owner != branch)
+                                .map(|(&location, &(depth, _))| KnownLocation { location, depth })
+                                .collect(),
                         }));
                         send(
                             node,
@@ -503,7 +557,6 @@ impl Actor {
                             }),
                         );
                     }
-                    idle.extend(skipped);
                 }
                 Phase::Done => {}
             }
@@ -585,9 +638,15 @@ impl Actor {
                 let Some(run) = self.tasks.get_mut(&task) else {
                     return;
                 };
-                run.assigned.remove(&node);
+                let given = run.assigned.remove(&node).map_or(0, |(_, actions)| actions);
+                let reported = matches!(result, Ok(Message::Progress(_)));
                 if let Some(b) = run.branches.get_mut(branch.0 as usize) {
                     b.in_flight = b.in_flight.saturating_sub(1);
+                    b.in_flight_actions = b.in_flight_actions.saturating_sub(given);
+                    if !reported && b.holder == Some(node) {
+                        // Its tree may be gone with it: any node may take the branch.
+                        b.holder = None;
+                    }
                 }
                 match result {
                     Ok(Message::Progress(signed)) if signed_by(&signed.signer, node) => {
@@ -634,7 +693,7 @@ impl Actor {
                     _ => None,
                 };
                 match verified {
-                    Some(report) => run.on_replayed(report, pending.path, pending.finder, node),
+                    Some(report) => run.on_replayed(report, pending, node),
                     None => {
                         // The verifier gave no valid answer: another node will be asked.
                         run.note_failure(&format!("replay on {node} gave no valid answer"));
@@ -683,6 +742,7 @@ impl TaskRun {
             failures: 0,
             network: NetworkSummary::default(),
             distrusted: HashSet::new(),
+            locations: HashMap::new(),
             expand_failed: HashSet::new(),
             start_failures: HashSet::new(),
         }
@@ -697,17 +757,19 @@ impl TaskRun {
             JournalEvent::Report {
                 branch,
                 visits,
-                best_value,
+                value_sum,
                 actions,
                 exhausted,
                 prefix_fingerprints,
+                locations,
                 ..
             } => {
                 self.actions += actions;
+                self.learn_locations(BranchId(branch), &locations);
                 if let Some(b) = self.branches.get_mut(branch as usize) {
                     b.assignments += 1;
                     b.visits += visits;
-                    b.value_sum += best_value;
+                    b.value_sum += value_sum.clamp(0.0, f64::from(visits));
                     b.exhausted |= exhausted;
                     if !prefix_fingerprints.is_empty() {
                         b.prefix_fingerprints = prefix_fingerprints;
@@ -720,13 +782,21 @@ impl TaskRun {
                         path,
                         finder,
                         tried: HashSet::new(),
+                        failed_replays: 0,
                     });
                 }
             }
-            JournalEvent::NotReproduced { actions, .. } => {
-                self.unverified.retain(|p| {
-                    p.path.actions.iter().map(Action::label).collect::<Vec<_>>() != actions
-                });
+            JournalEvent::NotReproduced {
+                actions, rejected, ..
+            } => {
+                let same = |p: &Pending| {
+                    p.path.actions.iter().map(Action::label).collect::<Vec<_>>() == actions
+                };
+                if rejected {
+                    self.unverified.retain(|p| !same(p));
+                } else if let Some(p) = self.unverified.iter_mut().find(|p| same(p)) {
+                    p.failed_replays += 1;
+                }
             }
             _ => {}
         }
@@ -751,7 +821,9 @@ impl TaskRun {
                 value_sum: 0.0,
                 visits: 0,
                 in_flight: 0,
+                in_flight_actions: 0,
                 exhausted: false,
+                holder: None,
             });
         }
         // Unvisited branches are tried in prior order.
@@ -787,36 +859,37 @@ impl TaskRun {
     }
 
     fn remaining(&self) -> u32 {
-        let in_flight: u32 = self.assigned.len() as u32;
+        let in_flight: u32 = self.assigned.values().map(|(_, actions)| actions).sum();
         self.task
             .budget
             .actions
             .saturating_sub(self.actions + in_flight)
     }
 
-    /// The next branch to assign and how many actions to give it, by the production-aware
-    /// score with virtual loss; progressive widening opens branches in prior order.
-    fn pick_branch(&self, chunk: u32) -> Option<(BranchId, u32)> {
+    /// The next branch to assign and how many actions to give it: the queen's root is searched
+    /// like a node's tree root — the production-aware score over the branches' reported
+    /// iterations and mean values, virtual loss for the actions in flight, progressive widening
+    /// opening unvisited branches in prior order.
+    fn pick_branch(&self, chunk: u32, widening: Widening) -> Option<(BranchId, u32)> {
         let remaining = self.remaining();
         if remaining == 0 {
             return None;
         }
-        let total: f64 = self.branches.iter().map(|b| f64::from(b.assignments)).sum();
-        let in_flight: f64 = self.branches.iter().map(|b| f64::from(b.in_flight)).sum();
+        let visits = |b: &Branch| f64::from(b.visits) + f64::from(b.in_flight_actions);
+        let parent: f64 = self.branches.iter().map(visits).sum();
         let opened = self
             .branches
             .iter()
             .filter(|b| b.assignments > 0 || b.in_flight > 0)
             .count();
-        // Progressive widening over assignments: a new branch opens as √N grows.
-        let allowance = (total + in_flight + 1.0).sqrt().ceil() as usize;
+        let allowance = widening.allowed(parent as u32);
         let mut best: Option<(BranchId, f64)> = None;
         for b in self.branches.iter().filter(|b| !b.exhausted) {
             let fresh = b.assignments == 0 && b.in_flight == 0;
             if fresh && opened >= allowance && best.is_some() {
                 continue;
             }
-            let score = if fresh {
+            let score = if fresh || b.visits == 0 && b.in_flight_actions == 0 {
                 // Unvisited: by prior, above any visited branch while the allowance lasts.
                 1e6 + b.candidate.prior
             } else {
@@ -824,9 +897,9 @@ impl TaskRun {
                     &self.task.weights,
                     &ScoreInputs {
                         value_sum: b.value_sum,
-                        visits: f64::from(b.assignments),
-                        virtual_visits: f64::from(b.in_flight),
-                        parent_visits: total + in_flight,
+                        visits: f64::from(b.visits),
+                        virtual_visits: f64::from(b.in_flight_actions),
+                        parent_visits: parent,
                         replay_similarity: 0.0,
                         risk: b.candidate.risk.normalised(),
                         cost: 0.0,
@@ -839,6 +912,18 @@ impl TaskRun {
             }
         }
         best.map(|(id, _)| (id, chunk.min(remaining).max(1)))
+    }
+
+    fn learn_locations(&mut self, branch: BranchId, locations: &[KnownLocation]) {
+        for k in locations {
+            let entry = self
+                .locations
+                .entry(k.location)
+                .or_insert((k.depth, branch));
+            if k.depth < entry.0 {
+                *entry = (k.depth, branch);
+            }
+        }
     }
 
     fn merge_network(&mut self, network: &NetworkSummary) {
@@ -866,21 +951,30 @@ impl TaskRun {
         if let Some(b) = self.branches.get_mut(report.branch.0 as usize) {
             b.assignments += 1;
             b.visits += report.visits;
-            b.value_sum += report.best_value.clamp(0.0, 1.0);
+            // A node's numbers are bounded here: a lie can only waste the liar's own branch.
+            b.value_sum += report.value_sum.clamp(0.0, f64::from(report.visits));
             b.exhausted |= report.exhausted;
             if !report.prefix_fingerprints.is_empty() {
                 b.prefix_fingerprints = report.prefix_fingerprints.clone();
             }
         }
+        // Each executed action reaches at most one new location: more is a lie, and lies here
+        // could hide states from the other searches.
+        let allowed = report.actions as usize + report.prefix_fingerprints.len() + 1;
+        let locations: Vec<KnownLocation> =
+            report.locations.iter().copied().take(allowed).collect();
+        self.learn_locations(report.branch, &locations);
         self.journal.append(&JournalEvent::Report {
             node: node.to_string(),
             branch: report.branch.0,
             visits: report.visits,
+            value_sum: report.value_sum,
             best_value: report.best_value,
             actions: report.actions,
             exhausted: report.exhausted,
             prefix_fingerprints: report.prefix_fingerprints.clone(),
             error: report.error.clone(),
+            locations,
         });
         for approval in report.approvals {
             if !self.approvals.iter().any(|a| a.actions == approval.actions) {
@@ -905,21 +999,18 @@ impl TaskRun {
                 path,
                 finder: node,
                 tried: HashSet::new(),
+                failed_replays: 0,
             });
         }
     }
 
-    fn on_replayed(
-        &mut self,
-        report: ReplayReport,
-        path: FoundPath,
-        finder: PeerId,
-        verifier: PeerId,
-    ) {
+    fn on_replayed(&mut self, report: ReplayReport, mut pending: Pending, verifier: PeerId) {
+        let finder = pending.finder;
         self.contributors.insert(verifier);
         self.merge_network(&report.network);
         let reproduced = report.success && report.divergence.is_none() && report.error.is_none();
         if reproduced {
+            let path = pending.path;
             self.journal.append(&JournalEvent::Verified {
                 finder: finder.to_string(),
                 verifier: verifier.to_string(),
@@ -949,15 +1040,22 @@ impl TaskRun {
                 })
                 .unwrap_or_else(|| "the success predicates did not hold".into());
             tracing::warn!(%finder, %verifier, %reason, "a success was not reproduced");
-            // Broken or lying, the finder gets no more of this task's work.
-            self.distrusted.insert(finder);
+            pending.failed_replays += 1;
+            let rejected = pending.failed_replays >= REPRODUCTION_ATTEMPTS;
             self.journal.append(&JournalEvent::NotReproduced {
                 finder: finder.to_string(),
                 verifier: verifier.to_string(),
-                actions: path.actions.iter().map(Action::label).collect(),
+                actions: pending.path.actions.iter().map(Action::label).collect(),
                 reason,
+                rejected,
             });
-            self.rejected_paths.insert(path.actions);
+            if rejected {
+                // Broken or lying, the finder gets no more of this task's work.
+                self.distrusted.insert(finder);
+                self.rejected_paths.insert(pending.path.actions);
+            } else {
+                self.unverified.push_back(pending);
+            }
         }
     }
 

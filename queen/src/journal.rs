@@ -4,7 +4,7 @@
 //! restarted queen resumes from. A torn last line (a crash mid-write) is ignored.
 
 use forager_protocol::result::RunResult;
-use forager_protocol::wire::{FoundPath, WireCandidate};
+use forager_protocol::wire::{FoundPath, KnownLocation, WireCandidate};
 use forager_protocol::{Fingerprint, TaskSpec};
 use serde::{Deserialize, Serialize};
 use std::io::{BufRead, Write};
@@ -50,6 +50,10 @@ pub enum JournalEvent {
         branch: u64,
         /// Search iterations below the branch root.
         visits: u32,
+        /// Sum of the values those iterations backed up to the branch root (absent in version 1
+        /// journals).
+        #[serde(default)]
+        value_sum: f64,
         /// The best value reached below the branch root.
         best_value: f64,
         /// Actions spent.
@@ -60,6 +64,9 @@ pub enum JournalEvent {
         prefix_fingerprints: Vec<Fingerprint>,
         /// What went wrong, if anything.
         error: Option<String>,
+        /// Locations first reached, with their depth from the start URL (absent in version 1).
+        #[serde(default)]
+        locations: Vec<KnownLocation>,
     },
     /// A node's assignment was lost (dead node, missed deadline) and its branch went back to
     /// the pool.
@@ -108,6 +115,10 @@ pub enum JournalEvent {
         actions: Vec<String>,
         /// What went wrong.
         reason: String,
+        /// Whether the path is rejected for good (false: another replay will be tried); version 1
+        /// journals rejected at the first failure.
+        #[serde(default = "rejected_by_default")]
+        rejected: bool,
     },
     /// Something went wrong that the queen worked around.
     Problem {
@@ -261,6 +272,10 @@ impl Journal {
         }
         recovered
     }
+}
+
+fn rejected_by_default() -> bool {
+    true
 }
 
 #[cfg(test)]

@@ -107,6 +107,7 @@ pub fn node(args: &NodeArgs) -> anyhow::Result<ExitCode> {
             listen,
             bootstrap,
             allow,
+            mdns: args.mdns,
             ..NetworkConfig::new(Role::Node, key)
         };
         let worker = WorkerConfig {
@@ -165,6 +166,7 @@ pub fn queen(args: &QueenArgs) -> anyhow::Result<ExitCode> {
             listen,
             bootstrap,
             allow,
+            mdns: args.mdns,
             ..NetworkConfig::new(Role::Queen, key)
         };
         let queen_config = QueenConfig {

@@ -10,7 +10,9 @@ use forager_node::worker::WorkerConfig;
 use forager_protocol::result::{RunResult, Status};
 use forager_protocol::signing::{Domain, Signed};
 use forager_protocol::trajectory::{Cost, VECTOR_DIM};
-use forager_protocol::wire::{Announcement, FoundPath, Message, ProgressReport, TaskId, TaskState};
+use forager_protocol::wire::{
+    Announcement, FoundPath, KnownLocation, Message, ProgressReport, TaskId, TaskState,
+};
 use forager_queen::cluster::{loopback, spawn_node, spawn_queen, wait_for_peers};
 use forager_queen::coordinator::QueenConfig;
 use forager_simulations::cluster::{SimFactory, sim_task};
@@ -336,6 +338,64 @@ async fn a_peer_without_the_cluster_key_cannot_connect() {
     }
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_peer_off_the_allow_list_is_disconnected() {
+    let friend_identity = NodeIdentity::generate();
+    let (member, _events) = Network::start(
+        &NodeIdentity::generate(),
+        NetworkConfig {
+            allow: Some([friend_identity.peer_id()].into_iter().collect()),
+            ..config(Role::Node, [4; 32], vec![])
+        },
+    )
+    .expect("starts");
+    let address = listening(&member).await;
+    // It has the cluster key, but it is not on the list.
+    let (stranger, _s) = Network::start(
+        &NodeIdentity::generate(),
+        config(Role::Node, [4; 32], vec![]),
+    )
+    .expect("starts");
+    let _ = tokio::time::timeout(Duration::from_secs(20), stranger.dial(address.clone())).await;
+    let (friend, _f) =
+        Network::start(&friend_identity, config(Role::Node, [4; 32], vec![])).expect("starts");
+    tokio::time::timeout(Duration::from_secs(20), friend.dial(address))
+        .await
+        .expect("in time")
+        .expect("connects");
+    // The friend is identified; the stranger never is.
+    let started = Instant::now();
+    loop {
+        let peers = member.peers().await.expect("peers");
+        assert!(
+            !peers.contains_key(&stranger.local_peer_id()),
+            "the stranger stayed connected"
+        );
+        if peers.contains_key(&friend_identity.peer_id()) {
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "the friend was not identified"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let peers = member.peers().await.expect("peers");
+    assert!(!peers.contains_key(&stranger.local_peer_id()));
+    assert!(
+        !stranger
+            .peers()
+            .await
+            .expect("peers")
+            .contains_key(&member.local_peer_id()),
+        "the connection was closed on the stranger's side too"
+    );
+    for n in [member, stranger, friend] {
+        n.shutdown().await;
+    }
+}
+
 fn unit_vector(axis: usize) -> Vec<f32> {
     let mut v = vec![0.0; VECTOR_DIM];
     v[axis % VECTOR_DIM] = 1.0;
@@ -587,6 +647,10 @@ async fn a_node_faking_a_success_does_not_win() {
                         exhausted: false,
                         error: None,
                         network: Default::default(),
+                        // Claims to have reached far more than one action can.
+                        locations: (0..1000)
+                            .map(|location| KnownLocation { location, depth: 1 })
+                            .collect(),
                     };
                     Message::Progress(
                         Signed::new(liar_id.signing_key(), Domain::Report, report).expect("signs"),
@@ -622,6 +686,16 @@ async fn a_node_faking_a_success_does_not_win() {
             .collect::<Vec<_>>()
             .join("\n")
     );
+    for line in journal.lines().filter(|l| l.contains(&liar_peer)) {
+        let event: serde_json::Value = serde_json::from_str(line).expect("journal line");
+        if event["event"] == "report" {
+            let kept = event["locations"].as_array().map_or(0, Vec::len);
+            assert!(
+                kept <= 2,
+                "one action's report keeps at most 2 locations, not {kept}"
+            );
+        }
+    }
     assert!(
         !journal
             .lines()
@@ -679,4 +753,128 @@ async fn a_late_joining_node_converges_to_the_same_replica() {
         node.network.shutdown().await;
     }
     queen.network.shutdown().await;
+}
+
+/// Nodes on `factory`'s site, bootstrapped to `queen`.
+async fn sim_nodes(
+    count: usize,
+    key: [u8; 32],
+    queen: &forager_queen::cluster::QueenHandle,
+    factory: &Arc<SimFactory>,
+) -> Vec<forager_queen::cluster::NodeHandle> {
+    let mut nodes = Vec::new();
+    for _ in 0..count {
+        nodes.push(
+            spawn_node(
+                &NodeIdentity::generate(),
+                config(Role::Node, key, queen.addresses.clone()),
+                Arc::new(Replica::in_memory(10_000)),
+                factory.clone(),
+                WorkerConfig::default(),
+            )
+            .await
+            .expect("node"),
+        );
+    }
+    wait_for_peers(&queen.network, Role::Node, count, Duration::from_secs(20))
+        .await
+        .expect("nodes connect");
+    nodes
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_restarted_queen_resumes_its_task_from_the_journal() {
+    let key = [9; 32];
+    let data = tempfile::tempdir().expect("dir");
+    let journal_path = |id: TaskId| {
+        data.path()
+            .join("tasks")
+            .join(id.to_string())
+            .join("journal.jsonl")
+    };
+    // Actions take 50 ms, so the first assignment (20 actions) is still running when the
+    // queen goes down.
+    let params = SiteParams {
+        pages: 150,
+        links_per_page: 8,
+        latency_ms: 50,
+        latency_jitter_ms: 0,
+        ..SiteParams::default()
+    };
+    let factory = Arc::new(SimFactory::new(&params, 5, 0, true).expect("site"));
+    let first = spawn_queen(
+        &NodeIdentity::generate(),
+        config(Role::Queen, key, vec![]),
+        QueenConfig::new(data.path().to_path_buf()),
+    )
+    .await
+    .expect("queen");
+    let nodes = sim_nodes(1, key, &first, &factory).await;
+    let task = sim_task(factory.site(), 400);
+    let id = first.queen.submit(task).await.expect("accepted");
+    let started = Instant::now();
+    while !std::fs::read_to_string(journal_path(id))
+        .unwrap_or_default()
+        .contains("\"assigned\"")
+    {
+        assert!(started.elapsed() < LIMIT, "no branch was assigned");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    // The queen goes down mid-task (its nodes with it: they were bootstrapped to it).
+    first.queen.shutdown().await;
+    first.network.shutdown().await;
+    for node in &nodes {
+        node.network.shutdown().await;
+    }
+    let before = std::fs::read_to_string(journal_path(id)).expect("journal");
+    assert!(
+        !before.contains("\"finished\""),
+        "the task ended too early to test a restart"
+    );
+
+    // A new queen on the same data directory, and new nodes.
+    let second = spawn_queen(
+        &NodeIdentity::generate(),
+        config(Role::Queen, key, vec![]),
+        QueenConfig::new(data.path().to_path_buf()),
+    )
+    .await
+    .expect("queen");
+    assert!(
+        matches!(second.queen.status(id).await, TaskState::Running { .. }),
+        "the task is known again before any node joins"
+    );
+    let nodes = sim_nodes(2, key, &second, &factory).await;
+    let result = wait_done(&second.queen, id).await;
+    assert_eq!(result.status, Status::Pass, "{:?}", result.error);
+    let journal = std::fs::read_to_string(journal_path(id)).expect("journal");
+    let count = |event: &str| {
+        journal
+            .lines()
+            .filter(|l| l.contains(&format!("\"event\":\"{event}\"")))
+            .count()
+    };
+    assert_eq!(count("resumed"), 1, "{journal}");
+    assert_eq!(
+        count("branches"),
+        1,
+        "the branches came from the journal, not a second expansion"
+    );
+    assert_eq!(count("submitted"), 1);
+    assert!(
+        journal.starts_with(&before),
+        "the journal was appended to, not rewritten"
+    );
+    assert!(
+        data.path()
+            .join("tasks")
+            .join(id.to_string())
+            .join("result.json")
+            .exists()
+    );
+    for node in &nodes {
+        node.network.shutdown().await;
+    }
+    second.queen.shutdown().await;
+    second.network.shutdown().await;
 }

@@ -4,8 +4,9 @@
 //! Transport: TCP, then the private-network handshake (a pre-shared cluster key: peers without
 //! it cannot even start Noise), then Noise and Yamux. Behaviours: gossipsub (signed, strict,
 //! every message validated by [`Validator`] before it is accepted or forwarded; rejections
-//! lower the sender's peer score), request-response over [`MessageCodec`], and identify (whose
-//! agent string says whether a peer is a node, a queen or a client).
+//! lower the sender's peer score), request-response over [`MessageCodec`], identify (whose
+//! agent string says whether a peer is a node, a queen or a client), and mDNS discovery, off
+//! unless [`NetworkConfig::mdns`] asks for it (it multicasts on every non-loopback interface).
 
 use super::codec::{MessageCodec, PROTOCOL};
 use super::identity::NodeIdentity;
@@ -17,8 +18,10 @@ use libp2p::core::transport::upgrade::Version;
 use libp2p::gossipsub::{self, IdentTopic, MessageAcceptance, MessageAuthenticity};
 use libp2p::pnet::{PnetConfig, PreSharedKey};
 use libp2p::request_response::{self, OutboundRequestId, ProtocolSupport, ResponseChannel};
+use libp2p::swarm::behaviour::toggle::Toggle;
+use libp2p::swarm::dial_opts::DialOpts;
 use libp2p::swarm::{NetworkBehaviour, SwarmEvent};
-use libp2p::{Multiaddr, PeerId, Swarm, Transport, identify, noise, tcp, yamux};
+use libp2p::{Multiaddr, PeerId, Swarm, Transport, identify, mdns, noise, tcp, yamux};
 use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::time::{Duration, Instant};
@@ -71,6 +74,9 @@ pub struct NetworkConfig {
     pub rate_limit: u32,
     /// How long a request may wait for its response.
     pub request_timeout: Duration,
+    /// Discover peers on the local network by mDNS and dial them (they still need the
+    /// cluster key). Off by default: it multicasts on every non-loopback interface.
+    pub mdns: bool,
 }
 
 impl NetworkConfig {
@@ -84,6 +90,7 @@ impl NetworkConfig {
             role,
             rate_limit: 500,
             request_timeout: Duration::from_secs(600),
+            mdns: false,
         }
     }
 }
@@ -152,6 +159,7 @@ struct Behaviour {
     gossipsub: gossipsub::Behaviour,
     rpc: request_response::Behaviour<MessageCodec>,
     identify: identify::Behaviour,
+    mdns: Toggle<mdns::tokio::Behaviour>,
 }
 
 enum Command {
@@ -258,10 +266,19 @@ impl Network {
                     identify::Config::new("/forager/id/1".into(), key.public())
                         .with_agent_version(config.role.agent().into()),
                 );
+                let mdns = if config.mdns {
+                    Some(mdns::tokio::Behaviour::new(
+                        mdns::Config::default(),
+                        key.public().to_peer_id(),
+                    )?)
+                } else {
+                    None
+                };
                 Ok(Behaviour {
                     gossipsub,
                     rpc,
                     identify,
+                    mdns: Toggle::from(mdns),
                 })
             })
             .map_err(|e| start(&e))?
@@ -540,6 +557,7 @@ impl Actor {
                 if let Some(role) = Role::of_agent(&info.agent_version) {
                     let known = self.roles.insert(peer_id, role).is_some();
                     if !known {
+                        tracing::info!(peer = %peer_id, ?role, "peer identified");
                         self.emit(NetworkEvent::PeerIdentified {
                             peer: peer_id,
                             role,
@@ -581,6 +599,22 @@ impl Actor {
                 }
             }
             SwarmEvent::Behaviour(BehaviourEvent::Rpc(event)) => self.on_rpc(event).await,
+            SwarmEvent::Behaviour(BehaviourEvent::Mdns(mdns::Event::Discovered(found))) => {
+                let mut by_peer: HashMap<PeerId, Vec<Multiaddr>> = HashMap::new();
+                for (peer, address) in found {
+                    by_peer.entry(peer).or_default().push(address);
+                }
+                for (peer, addresses) in by_peer {
+                    if peer == *self.swarm.local_peer_id() || self.swarm.is_connected(&peer) {
+                        continue;
+                    }
+                    tracing::info!(peer = %peer, ?addresses, "discovered by mDNS; dialing");
+                    let options = DialOpts::peer_id(peer).addresses(addresses).build();
+                    if let Err(e) = self.swarm.dial(options) {
+                        tracing::debug!(peer = %peer, error = %e, "mDNS dial not made");
+                    }
+                }
+            }
             _ => {}
         }
     }

@@ -36,6 +36,13 @@ pub struct Widening {
     pub exponent: f64,
 }
 
+impl Widening {
+    /// How many children a node with `visits` visits may have.
+    pub fn allowed(&self, visits: u32) -> usize {
+        (self.coefficient * f64::from(visits.saturating_add(1)).powf(self.exponent)).ceil() as usize
+    }
+}
+
 impl Default for Widening {
     fn default() -> Self {
         Widening {

@@ -41,6 +41,8 @@ struct Graph {
     kept: std::collections::HashSet<Vec<&'static str>>,
     keep_pages: bool,
     path: Vec<&'static str>,
+    /// Whether candidates name the state they lead to (as a link's href does).
+    targets: bool,
 }
 
 impl Graph {
@@ -70,7 +72,13 @@ impl Graph {
             kept: Default::default(),
             keep_pages: false,
             path: Vec::new(),
+            targets: false,
         }
+    }
+
+    fn with_targets(mut self) -> Graph {
+        self.targets = true;
+        self
     }
 
     fn with_risk(mut self, label: &str, risk: RiskClass) -> Graph {
@@ -124,7 +132,9 @@ impl Environment for Graph {
                 prior: e.prior,
                 risk: e.risk,
                 key: action_key(e.label),
-                target: None,
+                target: self
+                    .targets
+                    .then(|| u64::from(self.alias.get(&e.to).copied().unwrap_or(e.to))),
             })
             .collect())
     }
@@ -647,4 +657,46 @@ fn the_same_seed_gives_the_same_run() {
     let mut again = graph.clone();
     let (second, _) = search(&mut again, config);
     assert_eq!(first, second);
+}
+
+#[test]
+fn learned_locations_are_skipped_as_if_reached_here() {
+    // 0 -a-> 1 -b-> 3 (goal), 0 -c-> 2 -d-> 4.
+    let graph = Graph::new(
+        3,
+        &[
+            (0, "a", 1, 0.9),
+            (1, "b", 3, 1.0),
+            (0, "c", 2, 0.1),
+            (2, "d", 4, 1.0),
+        ],
+    )
+    .with_targets();
+    let (report, _) = search(&mut graph.clone(), SearchConfig::default());
+    assert_eq!(report.finish, Finish::Solved);
+
+    // Another search of the task reached state 1 one action from this root: this one leaves
+    // it to that search and explores the rest.
+    let mut env = graph;
+    let mut tree = futures::executor::block_on(start(&mut env, SearchConfig::default(), None))
+        .expect("starts");
+    tree.learn_locations([(1, 1)]);
+    assert!(
+        tree.locations()
+            .any(|(location, depth)| (location, depth) == (1, 1))
+    );
+    let (report, tree) = futures::executor::block_on(run_from(
+        std::slice::from_mut(&mut env),
+        tree,
+        &mut NoObserver,
+    ));
+    assert_eq!(
+        report.finish,
+        Finish::Failed(FailureReason::SearchExhausted),
+        "{:?}",
+        env.executed
+    );
+    assert!(!env.executed.contains(&"a"), "{:?}", env.executed);
+    assert_eq!(env.executed, ["c", "d"]);
+    assert!(tree.locations().any(|(location, _)| location == 4));
 }

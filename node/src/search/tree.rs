@@ -316,6 +316,24 @@ impl<A: Clone> Search<A> {
         }
     }
 
+    /// Locations this search has reached or learned, each with the fewest actions from its
+    /// root.
+    pub fn locations(&self) -> impl Iterator<Item = (u64, u32)> + '_ {
+        self.locations.iter().map(|(l, d)| (*l, *d))
+    }
+
+    /// Marks locations reached elsewhere (another search of the same task, in another branch)
+    /// as known `depth` actions below this root: links to them are deferred as if this search
+    /// had reached them, so that two searches do not explore one state twice.
+    pub fn learn_locations(&mut self, known: impl IntoIterator<Item = (u64, u32)>) {
+        for (location, depth) in known {
+            self.locations
+                .entry(location)
+                .and_modify(|d| *d = (*d).min(depth))
+                .or_insert(depth);
+        }
+    }
+
     /// Sets the wall-clock limit of the next `run_from`.
     pub fn set_deadline(&mut self, deadline: Option<std::time::Duration>) {
         self.config.deadline = deadline;
@@ -549,12 +567,10 @@ impl<A: Clone> Search<A> {
                 let node = &self.nodes[id as usize];
                 let expandable = self.expandable(id);
                 let can_expand = expandable && node.has_fresh();
-                if can_expand {
-                    let allowance = self.config.widening.coefficient
-                        * f64::from(node.visits + 1).powf(self.config.widening.exponent);
-                    if f64::from(self.live_children(id)) < allowance.ceil() {
-                        return Some((id, Pick::Fresh));
-                    }
+                if can_expand
+                    && (self.live_children(id) as usize) < self.config.widening.allowed(node.visits)
+                {
+                    return Some((id, Pick::Fresh));
                 }
                 let parent_visits =
                     f64::from(node.visits) + self.config.virtual_loss * f64::from(node.in_flight);
