@@ -46,12 +46,23 @@ impl Output {
     }
 }
 
+/// Whether this machine lets the test build its namespace: `unshare -n` (CAP_SYS_ADMIN), a
+/// veth pair inside it (`ip`), and `nsenter` to run peers there.
 fn namespaces_allowed() -> bool {
-    std::process::Command::new("unshare")
-        .args(["-n", "true"])
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success())
+    let works = |program: &str, args: &[&str]| {
+        std::process::Command::new(program)
+            .args(args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+    };
+    works(
+        "unshare",
+        &[
+            "-n", "ip", "link", "add", "probe0", "type", "veth", "peer", "name", "probe1",
+        ],
+    ) && works("nsenter", &["--version"])
 }
 
 /// A process holding a fresh network namespace with a veth pair, both ends up.
@@ -119,7 +130,9 @@ fn peer_id(output: &Output, kind: &str) -> Option<String> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn peers_started_with_mdns_find_each_other_and_others_do_not() {
     if !namespaces_allowed() {
-        eprintln!("SKIPPED: cannot create a network namespace here (unshare -n refused)");
+        eprintln!(
+            "SKIPPED: cannot build a network namespace here (unshare -n, ip or nsenter refused)"
+        );
         return;
     }
     let dir = tempfile::tempdir().expect("dir");
