@@ -14,11 +14,13 @@
 //! - [`codec`]: the only place bincode is used; versioned, size-limited framing.
 //! - [`signing`]: Ed25519 signatures over a domain-separated canonical encoding.
 //! - [`wire`]: the messages peers exchange.
+//! - [`artifact`]: the signed trajectory a run leaves behind, and its hash chain.
 //!
 //! Types here are `Serialize` because they cross a boundary (disk, network, the result
 //! document); internal state of the other crates is not.
 
 pub mod action;
+pub mod artifact;
 pub mod codec;
 pub mod fingerprint;
 pub mod meaningful;

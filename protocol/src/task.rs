@@ -150,7 +150,34 @@ impl TaskError {
     }
 }
 
+/// How a redacted input value starts: `sha256:` and 64 lower-case hex digits follow.
+pub const REDACTED_PREFIX: &str = "sha256:";
+
+fn is_redacted(value: &str) -> bool {
+    value.len() == REDACTED_PREFIX.len() + 64
+        && value.starts_with(REDACTED_PREFIX)
+        && value[REDACTED_PREFIX.len()..]
+            .bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+}
+
 impl TaskSpec {
+    /// The task with every input value replaced by `sha256:<hex digest>`: what artifacts
+    /// carry (someone who knows a value can check it; no one else learns it) and what the
+    /// task id is computed over. Redacting twice changes nothing.
+    pub fn redacted(&self) -> TaskSpec {
+        use sha2::Digest;
+        let mut task = self.clone();
+        for value in task.inputs.values_mut() {
+            if !is_redacted(value) {
+                let digest = sha2::Sha256::digest(value.as_bytes());
+                let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+                *value = format!("{REDACTED_PREFIX}{hex}");
+            }
+        }
+        task
+    }
+
     /// A task with defaults for everything but what must be given.
     pub fn new(
         start_url: impl Into<String>,
@@ -332,6 +359,25 @@ mod tests {
         );
         task.inputs.insert("email".into(), "a@b.example".into());
         task
+    }
+
+    #[test]
+    fn redaction_hides_input_values_and_is_idempotent() {
+        let task = valid();
+        let redacted = task.redacted();
+        let value = &redacted.inputs["email"];
+        assert!(is_redacted(value), "{value}");
+        assert!(
+            !serde_json::to_string(&redacted)
+                .expect("json")
+                .contains("a@b.example")
+        );
+        assert_eq!(redacted.redacted(), redacted);
+        // Everything else is untouched; another value, another digest.
+        assert_eq!(redacted.goal, task.goal);
+        let mut other = task.clone();
+        other.inputs.insert("email".into(), "c@d.example".into());
+        assert_ne!(other.redacted().inputs["email"], *value);
     }
 
     #[test]

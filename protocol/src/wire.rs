@@ -26,9 +26,11 @@ pub const MAX_GOSSIP_BYTES: usize = 64 * 1024;
 pub struct TaskId(pub [u8; 16]);
 
 impl TaskId {
-    /// The id of a task.
+    /// The id of a task: a hash of its canonical encoding with input values redacted
+    /// ([`TaskSpec::redacted`]), so that artifacts, which carry only the redacted task, name
+    /// the same id.
     pub fn of(task: &TaskSpec) -> Result<TaskId, CodecError> {
-        let digest = Sha256::digest(codec::canonical_bytes(task)?);
+        let digest = Sha256::digest(codec::canonical_bytes(&task.redacted())?);
         let mut id = [0u8; 16];
         id.copy_from_slice(&digest[..16]);
         Ok(TaskId(id))

@@ -62,6 +62,24 @@ pub enum Command {
     /// Serve a bundled demo site on 127.0.0.1 and explore a task on it: search, a two-step
     /// form with a required input, a confirmation page. Prints where the artifacts are.
     Demo(DemoArgs),
+    /// Check a run directory's signed trajectory without trusting the directory: the queen's
+    /// signature over trajectory.json, the finder's and the reproducer's signed reports (and
+    /// that each key is the peer it is named as), that those reports hold exactly these steps,
+    /// the hash chain from step to step, and the digest of every other file it names.
+    ///
+    /// Exit status: 0 verified, 1 a check failed (the file and the check are named), 2 the
+    /// directory or its trajectory.json cannot be read. Example:
+    ///
+    ///   forager verify forager-runs/demo-1795321507
+    #[command(verbatim_doc_comment)]
+    Verify {
+        /// The run directory (holding trajectory.json).
+        #[arg(value_name = "DIR")]
+        dir: PathBuf,
+        /// Print the outcome as JSON on stdout.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 /// Which strategy `simulate` runs.

@@ -79,6 +79,13 @@ pub async fn spawn_queen(
     let (network, events) = Network::start(identity, config)?;
     let addresses = network.wait_listening(Duration::from_secs(10)).await?;
     let peer = network.local_peer_id();
+    // The queen signs winning trajectories with its identity key (unless told otherwise).
+    let queen = QueenConfig {
+        signing_key: queen
+            .signing_key
+            .or_else(|| Some(identity.signing_key().clone())),
+        ..queen
+    };
     let coordinator = coordinator::start(network.clone(), events, queen);
     Ok(QueenHandle {
         queen: coordinator,

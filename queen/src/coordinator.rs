@@ -5,12 +5,14 @@
 //!
 //! One task (the actor) owns every task's state; requests to nodes run as spawned futures that
 //! report back on an internal channel. Every decision is appended to the task's journal
-//! (`<data>/tasks/<task id>/journal.jsonl`), from which a restarted queen resumes.
+//! (`<data>/tasks/<task id>/events.jsonl`), from which a restarted queen resumes.
 
 use crate::journal::{Journal, JournalEvent, Recovered};
+use ed25519_dalek::SigningKey;
 use forager_node::net::identity::peer_id_of;
 use forager_node::net::{Network, NetworkEvent, Responder, Role};
 use forager_node::search::Widening;
+use forager_protocol::artifact::Attestation;
 use forager_protocol::result::{
     ApprovalNeeded, Metrics, NetworkSummary, RESULT_VERSION, ResultStep, RunError, RunResult,
     Status,
@@ -42,6 +44,8 @@ pub struct QueenConfig {
     /// reported (plus those in flight): the same rule and defaults as a node's own tree, so the
     /// queen's root opens branches as fast as a single search's root would.
     pub widening: Widening,
+    /// The queen's identity key: it signs each winning trajectory (none written without it).
+    pub signing_key: Option<SigningKey>,
 }
 
 impl QueenConfig {
@@ -52,6 +56,7 @@ impl QueenConfig {
             chunk_actions: 20,
             assignment_deadline: Duration::from_secs(180),
             widening: Widening::default(),
+            signing_key: None,
         }
     }
 }
@@ -130,9 +135,7 @@ enum Internal {
     },
 }
 
-/// The queen's view of a branch. Its unit is the assignment: `assignments` completed, each
-/// contributing the best value its node reached below the branch root (the node's own tree
-/// averages already; the queen wants to know where good states are).
+/// The queen's view of a branch: a child of the task's root, searched on nodes.
 #[derive(Debug, Clone)]
 struct Branch {
     id: BranchId,
@@ -161,6 +164,8 @@ struct Pending {
     tried: HashSet<PeerId>,
     /// Replays that answered and did not reproduce it.
     failed_replays: u32,
+    /// The finder's signed report holding the path.
+    claim: Option<Attestation>,
 }
 
 /// Replays a success gets before it is rejected and its finder distrusted: a real site (or a
@@ -177,6 +182,8 @@ enum Phase {
 struct TaskRun {
     id: TaskId,
     task: TaskSpec,
+    /// The queen's key, which signs the trajectory.
+    key: Option<SigningKey>,
     started: Instant,
     phase: Phase,
     journal: Journal,
@@ -270,7 +277,7 @@ impl Actor {
                 events,
             } = recovered;
             let Ok(id) = TaskId::of(&task) else { continue };
-            let mut run = TaskRun::new(id, task, journal);
+            let mut run = TaskRun::new(id, task, journal, self.config.signing_key.clone());
             for event in events {
                 run.replay_event(event);
             }
@@ -313,7 +320,10 @@ impl Actor {
         let dir = self.config.data.join("tasks").join(id.to_string());
         let journal = Journal::create(&dir, &task).map_err(|e| e.to_string())?;
         tracing::info!(task = %id, goal = %task.goal, "task accepted");
-        self.tasks.insert(id, TaskRun::new(id, task, journal));
+        self.tasks.insert(
+            id,
+            TaskRun::new(id, task, journal, self.config.signing_key.clone()),
+        );
         Ok(id)
     }
 
@@ -648,11 +658,21 @@ impl Actor {
                         b.holder = None;
                     }
                 }
+                if run.phase == Phase::Done {
+                    // A late report: the result stands and the journal is closed.
+                    return;
+                }
                 match result {
                     Ok(Message::Progress(signed)) if signed_by(&signed.signer, node) => {
                         match signed.verify(Domain::Report) {
                             Ok(report) if report.task == task && report.branch == branch => {
-                                run.on_report(report.clone(), node);
+                                // What stands behind a success in the trajectory, as signed.
+                                let claim = if report.successes.is_empty() {
+                                    None
+                                } else {
+                                    Attestation::of(&signed, node.to_string()).ok()
+                                };
+                                run.on_report(report.clone(), node, claim);
                             }
                             _ => run.note_failure("progress report with a bad signature"),
                         }
@@ -685,15 +705,22 @@ impl Actor {
                     return;
                 };
                 run.verifying = None;
+                if run.phase == Phase::Done {
+                    return;
+                }
                 let mut pending = *pending;
                 let verified = match result {
-                    Ok(Message::Replayed(signed)) if signed_by(&signed.signer, node) => {
-                        signed.verify(Domain::Report).ok().cloned()
-                    }
+                    Ok(Message::Replayed(signed)) if signed_by(&signed.signer, node) => signed
+                        .verify(Domain::Report)
+                        .ok()
+                        .cloned()
+                        .zip(Attestation::of(&signed, node.to_string()).ok()),
                     _ => None,
                 };
                 match verified {
-                    Some(report) => run.on_replayed(report, pending, node),
+                    Some((report, attestation)) => {
+                        run.on_replayed(report, attestation, pending, node)
+                    }
                     None => {
                         // The verifier gave no valid answer: another node will be asked.
                         run.note_failure(&format!("replay on {node} gave no valid answer"));
@@ -720,10 +747,11 @@ fn signed_by(key: &ed25519_dalek::VerifyingKey, node: PeerId) -> bool {
 }
 
 impl TaskRun {
-    fn new(id: TaskId, task: TaskSpec, journal: Journal) -> TaskRun {
+    fn new(id: TaskId, task: TaskSpec, journal: Journal, key: Option<SigningKey>) -> TaskRun {
         TaskRun {
             id,
             task,
+            key,
             started: Instant::now(),
             phase: Phase::Expanding,
             journal,
@@ -776,13 +804,19 @@ impl TaskRun {
                     }
                 }
             }
-            JournalEvent::Success { path, finder, .. } => {
+            JournalEvent::Success {
+                path,
+                finder,
+                claim,
+                ..
+            } => {
                 if let Ok(finder) = finder.parse() {
                     self.unverified.push_back(Pending {
                         path,
                         finder,
                         tried: HashSet::new(),
                         failed_replays: 0,
+                        claim,
                     });
                 }
             }
@@ -844,7 +878,7 @@ impl TaskRun {
         });
         if report.success {
             // The start page already satisfies the task: an empty path, trivially reproduced.
-            self.finish_pass(Vec::new(), node, node, Vec::new());
+            self.finish_pass(Vec::new(), node, node, Vec::new(), None);
             return;
         }
         self.set_branches(report.candidates);
@@ -943,7 +977,7 @@ impl TaskRun {
         }
     }
 
-    fn on_report(&mut self, report: ProgressReport, node: PeerId) {
+    fn on_report(&mut self, report: ProgressReport, node: PeerId, claim: Option<Attestation>) {
         self.merge_network(&report.network);
         self.actions += report.actions;
         self.replayed += report.replayed;
@@ -994,17 +1028,25 @@ impl TaskRun {
                 finder: node.to_string(),
                 actions: path.actions.iter().map(Action::label).collect(),
                 path: path.clone(),
+                claim: claim.clone(),
             });
             self.unverified.push_back(Pending {
                 path,
                 finder: node,
                 tried: HashSet::new(),
                 failed_replays: 0,
+                claim: claim.clone(),
             });
         }
     }
 
-    fn on_replayed(&mut self, report: ReplayReport, mut pending: Pending, verifier: PeerId) {
+    fn on_replayed(
+        &mut self,
+        report: ReplayReport,
+        attestation: Attestation,
+        mut pending: Pending,
+        verifier: PeerId,
+    ) {
         let finder = pending.finder;
         self.contributors.insert(verifier);
         self.merge_network(&report.network);
@@ -1028,6 +1070,7 @@ impl TaskRun {
                 finder,
                 verifier,
                 pages,
+                pending.claim.zip(Some(attestation)),
             );
         } else {
             let reason = report
@@ -1145,6 +1188,7 @@ impl TaskRun {
         finder: PeerId,
         verifier: PeerId,
         pages: Vec<forager_protocol::wire::PageInfo>,
+        attestations: Option<(Attestation, Attestation)>,
     ) {
         let mut result = self.base_result();
         result.status = Status::Pass;
@@ -1172,7 +1216,26 @@ impl TaskRun {
             last.reward = 1.0;
         }
         tracing::info!(task = %self.id, %finder, %verifier, steps = result.steps.len(), "pass");
+        let steps = result.steps.clone();
         self.finish(result);
+        match (attestations, &self.key) {
+            (Some((found_by, reproduced_by)), Some(key)) => {
+                let written = crate::artifacts::write_trajectory(
+                    &self.journal,
+                    key,
+                    &self.task,
+                    steps,
+                    found_by,
+                    reproduced_by,
+                );
+                if let Err(error) = written {
+                    tracing::error!(task = %self.id, %error, "cannot write the trajectory");
+                }
+            }
+            // The start page itself passed (no node report stands behind an empty path), or
+            // this queen has no key to sign with.
+            _ => tracing::info!(task = %self.id, "no signed trajectory for this result"),
+        }
     }
 
     fn finish_failing(&mut self, reason: FailureReason) {

@@ -1,17 +1,19 @@
 //! A task's journal: every decision the queen makes, one JSON object a line, appended and
-//! flushed as it happens (`<data>/tasks/<task id>/journal.jsonl`). It is the task's event log
+//! flushed as it happens (`<data>/tasks/<task id>/events.jsonl`). It is the task's event log
 //! for users (assignments, reassignments, reports, successes, verifications) and what a
 //! restarted queen resumes from. A torn last line (a crash mid-write) is ignored.
 
+use forager_protocol::artifact::Attestation;
 use forager_protocol::result::RunResult;
 use forager_protocol::wire::{FoundPath, KnownLocation, WireCandidate};
 use forager_protocol::{Fingerprint, TaskSpec};
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
 
 /// File name of a journal in its task directory.
-pub const JOURNAL_FILE: &str = "journal.jsonl";
+pub const JOURNAL_FILE: &str = "events.jsonl";
 
 /// One entry.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -86,6 +88,9 @@ pub enum JournalEvent {
         actions: Vec<String>,
         /// The path.
         path: FoundPath,
+        /// The finder's signed report holding the path (what the trajectory's `found_by` is).
+        #[serde(default)]
+        claim: Option<Attestation>,
     },
     /// A second node was asked to reproduce a success.
     Verifying {
@@ -171,9 +176,17 @@ fn now_ms() -> u64 {
 }
 
 impl Journal {
-    /// Creates a task's directory and journal, starting with the task itself.
+    /// Creates a task's directory and journal, starting with the task itself, its input
+    /// values redacted: they go to `inputs.json` beside it (owner-only), which a resuming queen
+    /// reads and no artifact copies.
     pub fn create(dir: &Path, task: &TaskSpec) -> std::io::Result<Journal> {
         std::fs::create_dir_all(dir)?;
+        if !task.inputs.is_empty() {
+            write_private(
+                &dir.join(INPUTS_FILE),
+                &serde_json::to_vec(&task.inputs).map_err(std::io::Error::other)?,
+            )?;
+        }
         let file = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
@@ -183,7 +196,7 @@ impl Journal {
             file: Some(file),
         };
         journal.append(&JournalEvent::Submitted {
-            task: Box::new(task.clone()),
+            task: Box::new(task.redacted()),
         });
         Ok(journal)
     }
@@ -194,7 +207,8 @@ impl Journal {
     }
 
     /// Appends an entry and flushes it. A journal that cannot be written is reported once and
-    /// then skipped: the task goes on.
+    /// then skipped: the task goes on. `Finished` closes the journal: nothing is appended after
+    /// it (the trajectory's digest of the journal must stay true).
     pub fn append(&mut self, event: &JournalEvent) {
         let Some(file) = self.file.as_mut() else {
             return;
@@ -211,6 +225,17 @@ impl Journal {
             tracing::error!(%error, dir = %self.dir.display(), "cannot write the journal");
             self.file = None;
         }
+        if matches!(event, JournalEvent::Finished { .. }) {
+            self.file = None;
+        }
+    }
+
+    /// Writes `bytes` as `name` in the task's directory, atomically (a temporary file renamed).
+    pub fn write_file(&self, name: &str, bytes: &[u8]) -> std::io::Result<()> {
+        let path = self.dir.join(name);
+        let temporary = self.dir.join(format!("{name}.partial"));
+        std::fs::write(&temporary, bytes)?;
+        std::fs::rename(&temporary, &path)
     }
 
     /// Writes `result.json` next to the journal (atomically).
@@ -252,9 +277,23 @@ impl Journal {
                     other => events.push(other),
                 }
             }
-            let (Some(task), false) = (task, finished) else {
+            let (Some(mut task), false) = (task, finished) else {
                 continue;
             };
+            // Version 1 journals hold inputs in clear: such a task is whole already.
+            let redacted = !task.inputs.is_empty() && task.redacted() == task;
+            if redacted {
+                let inputs = std::fs::read(dir.join(INPUTS_FILE))
+                    .ok()
+                    .and_then(|b| serde_json::from_slice::<BTreeMap<String, String>>(&b).ok());
+                match inputs {
+                    Some(inputs) if task.inputs.keys().eq(inputs.keys()) => task.inputs = inputs,
+                    _ => {
+                        tracing::error!(dir = %dir.display(), "{INPUTS_FILE} is missing or does not match the task; the task cannot be resumed");
+                        continue;
+                    }
+                }
+            }
             let Ok(file) = std::fs::OpenOptions::new()
                 .append(true)
                 .open(dir.join(JOURNAL_FILE))
@@ -272,6 +311,18 @@ impl Journal {
         }
         recovered
     }
+}
+
+/// A task's input values, beside its journal (never copied into a run directory).
+pub const INPUTS_FILE: &str = "inputs.json";
+
+/// Writes a file only its owner can read.
+fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    options.open(path)?.write_all(bytes)
 }
 
 fn rejected_by_default() -> bool {
@@ -307,5 +358,58 @@ mod tests {
             recovered[0].events,
             vec![JournalEvent::Resumed { actions: 3 }]
         );
+    }
+
+    #[test]
+    fn input_values_stay_out_of_the_journal_and_come_back_on_resume() {
+        let root = tempfile::tempdir().expect("dir");
+        let mut task = TaskSpec::new(
+            "http://127.0.0.1:1/",
+            "goal",
+            vec![SuccessPredicate::TextPresent("x".into())],
+        );
+        task.inputs.insert("card".into(), "secret-12345678".into());
+        let dir = root.path().join("b");
+        let mut journal = Journal::create(&dir, &task).expect("creates");
+        let result = RunResult {
+            version: forager_protocol::result::RESULT_VERSION,
+            status: forager_protocol::result::Status::Failing,
+            task_id: String::new(),
+            goal: task.goal.clone(),
+            start_url: task.start_url.clone(),
+            seed: 0,
+            steps: Vec::new(),
+            error: None,
+            approval_required: Vec::new(),
+            metrics: Default::default(),
+            network: Default::default(),
+        };
+        journal.append(&JournalEvent::Finished {
+            result: Box::new(result),
+        });
+        // Closed by `finished`: nothing more is appended.
+        journal.append(&JournalEvent::Resumed { actions: 1 });
+        let text = std::fs::read_to_string(dir.join(JOURNAL_FILE)).expect("journal");
+        assert!(!text.contains("secret-12345678"), "{text}");
+        assert_eq!(text.lines().count(), 2, "{text}");
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(dir.join(INPUTS_FILE))
+                .expect("inputs file")
+                .permissions()
+                .mode();
+            assert_eq!(mode & 0o777, 0o600);
+        }
+
+        // An unfinished one resumes with its values; without its inputs file, it does not.
+        let dir = root.path().join("c");
+        drop(Journal::create(&dir, &task).expect("creates"));
+        let recovered = Journal::recover_all(root.path());
+        assert_eq!(recovered.len(), 1);
+        assert_eq!(recovered[0].task, task);
+        drop(recovered);
+        std::fs::remove_file(dir.join(INPUTS_FILE)).expect("remove");
+        assert!(Journal::recover_all(root.path()).is_empty());
     }
 }

@@ -2,6 +2,7 @@
 //!
 //! # Layout
 //!
+//! - [`artifacts`]: the signed trajectory a passing run leaves, and `forager verify`.
 //! - [`cli`]: the command line (clap), every flag documented for `--help`.
 //! - [`simulate`]: `forager simulate`, strategy comparisons and weight sweeps on synthetic
 //!   websites.
@@ -9,6 +10,7 @@
 //!   event log, result document); [`task_input`] builds tasks from flags and files;
 //!   [`demo_site`] is the bundled demo website.
 
+pub mod artifacts;
 pub mod cli;
 pub mod cluster;
 pub mod coordinator;

@@ -17,6 +17,7 @@ fn main() -> ExitCode {
         Command::Queen(args) => forager_queen::peers::queen(&args),
         Command::Submit(args) => forager_queen::peers::submit(&args),
         Command::Key { out } => forager_queen::peers::key(&out),
+        Command::Verify { dir, json } => forager_queen::artifacts::run_verify(&dir, json),
     };
     match result {
         Ok(code) => code,

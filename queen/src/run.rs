@@ -3,6 +3,7 @@
 //! Shows progress, and writes `result.json` and `events.jsonl` (the queen's journal).
 
 use crate::BadInput;
+use crate::artifacts::RESULT_FILE;
 use crate::cluster::{loopback, random_cluster_key, spawn_node, spawn_queen, wait_for_peers};
 use crate::coordinator::QueenConfig;
 use crate::journal::JOURNAL_FILE;
@@ -10,6 +11,7 @@ use forager_node::browser::{BrowserOptions, BrowserPool, ChromiumFactory, EnvOpt
 use forager_node::index::Replica;
 use forager_node::net::{NetworkConfig, NodeIdentity, Role};
 use forager_node::worker::WorkerConfig;
+use forager_protocol::artifact::TRAJECTORY_FILE;
 use forager_protocol::result::{RESULT_VERSION, RunError, RunResult, Status};
 use forager_protocol::wire::{TaskId, TaskState};
 use forager_protocol::{FailureReason, TaskSpec};
@@ -202,15 +204,22 @@ pub async fn run_task(task: TaskSpec, options: RunOptions) -> anyhow::Result<Run
     stop(pools, nodes).await;
     queen.network.shutdown().await;
 
-    let journal = queen_data
-        .join("tasks")
-        .join(id.to_string())
-        .join(JOURNAL_FILE);
-    let events = options.out.join("events.jsonl");
-    if let Err(error) = std::fs::copy(&journal, &events) {
-        tracing::warn!(%error, "cannot copy the journal to {}", events.display());
+    // The run directory holds the queen's files of the task as they are (the trajectory
+    // names the journal's and the result's digests): events, result, signed trajectory.
+    let task_dir = queen_data.join("tasks").join(id.to_string());
+    let copy = |from: &str, to: &str| std::fs::copy(task_dir.join(from), options.out.join(to));
+    if let Err(error) = copy(JOURNAL_FILE, "events.jsonl") {
+        tracing::warn!(%error, "cannot copy the journal to the run directory");
     }
-    write_json(&options.out.join("result.json"), &result)?;
+    if copy(RESULT_FILE, RESULT_FILE).is_err() {
+        // No result from the queen (an interrupted run): this one is written here.
+        write_json(&options.out.join(RESULT_FILE), &result)?;
+    }
+    if result.status == Status::Pass
+        && let Err(error) = copy(TRAJECTORY_FILE, TRAJECTORY_FILE)
+    {
+        tracing::warn!(%error, "no signed trajectory to copy to the run directory");
+    }
     Ok(RunOutcome {
         result,
         out: options.out,

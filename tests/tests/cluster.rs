@@ -85,7 +85,7 @@ fn journal_lines(queen_data: &Path) -> Vec<serde_json::Value> {
         return out;
     };
     for task in tasks.flatten() {
-        if let Ok(text) = std::fs::read_to_string(task.path().join("journal.jsonl")) {
+        if let Ok(text) = std::fs::read_to_string(task.path().join("events.jsonl")) {
             out.extend(text.lines().filter_map(|l| serde_json::from_str(l).ok()));
         }
     }
@@ -225,6 +225,26 @@ async fn a_queen_and_three_node_processes_pass_with_a_reproduced_winner() {
     );
     let node_ids: Vec<&str> = cluster.nodes.iter().map(|n| n.id.as_str()).collect();
     assert!(node_ids.contains(&verified["verifier"].as_str().unwrap_or("")));
+    // The queen's task directory is a run directory `forager verify` accepts, naming the same
+    // finder, reproducer and queen.
+    let task_dir = std::fs::read_dir(cluster.queen.data.join("tasks"))
+        .expect("tasks")
+        .flatten()
+        .next()
+        .expect("one task")
+        .path();
+    let trajectory =
+        forager_queen::artifacts::verify_run_dir(&task_dir).expect("the trajectory verifies");
+    assert_eq!(
+        trajectory.found_by,
+        verified["finder"].as_str().unwrap_or("")
+    );
+    assert_eq!(
+        trajectory.reproduced_by,
+        verified["verifier"].as_str().unwrap_or("")
+    );
+    assert_eq!(trajectory.queen, cluster.queen.id);
+    assert_eq!(trajectory.steps, 3);
     cluster.stop().await;
 }
 
@@ -672,7 +692,7 @@ async fn a_node_faking_a_success_does_not_win() {
         data.path()
             .join("tasks")
             .join(id.to_string())
-            .join("journal.jsonl"),
+            .join("events.jsonl"),
     )
     .expect("journal");
     assert!(
@@ -790,7 +810,7 @@ async fn a_restarted_queen_resumes_its_task_from_the_journal() {
         data.path()
             .join("tasks")
             .join(id.to_string())
-            .join("journal.jsonl")
+            .join("events.jsonl")
     };
     // Actions take 50 ms, so the first assignment (20 actions) is still running when the
     // queen goes down.

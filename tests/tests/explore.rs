@@ -101,6 +101,103 @@ async fn shop_finds_a_product_page() {
     only_own_origin(result, &shop);
 }
 
+/// `forager verify DIR`: exit status and stdout.
+fn verify(dir: &std::path::Path) -> (Option<i32>, String) {
+    let output = std::process::Command::new(forager_binary())
+        .arg("verify")
+        .arg(dir)
+        .output()
+        .expect("forager verify runs");
+    (
+        output.status.code(),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_passing_run_verifies_and_no_byte_of_it_can_change() {
+    let shop = sites::serve(sites::shop()).await;
+    let run = forager(
+        "verify-shop",
+        &[
+            "--url",
+            &shop.url("/"),
+            "--goal",
+            "Open the product page of the ThinkPad X1 Carbon",
+            "--success-url",
+            "/product/x1-carbon$",
+            "--budget",
+            "60",
+        ],
+    )
+    .await;
+    passed(&run);
+    let dir = run.out.clone();
+    let (code, stdout) = tokio::task::spawn_blocking(move || verify(&dir))
+        .await
+        .expect("verify");
+    assert_eq!(code, Some(0), "{stdout}");
+    assert!(stdout.starts_with("verified:"), "{stdout}");
+    let verified = forager_queen::artifacts::verify_run_dir(&run.out).expect("verifies");
+    assert_ne!(
+        verified.found_by, verified.reproduced_by,
+        "a second node reproduced the path"
+    );
+    assert_eq!(verified.files, ["events.jsonl", "result.json"]);
+
+    // Flip one byte at a time, in every file, across the whole file (every byte of the first
+    // 256, then evenly spaced): each flip must fail verification, and restoring it must pass.
+    for name in ["trajectory.json", "events.jsonl", "result.json"] {
+        let path = run.out.join(name);
+        let original = std::fs::read(&path).expect("artifact");
+        let stride = (original.len() / 400).max(1);
+        let positions = (0..original.len().min(256)).chain((256..original.len()).step_by(stride));
+        let mut flips = 0;
+        for position in positions {
+            let mut tampered = original.clone();
+            tampered[position] ^= 0x01;
+            std::fs::write(&path, &tampered).expect("write");
+            let outcome = forager_queen::artifacts::verify_run_dir(&run.out);
+            assert!(
+                outcome.is_err(),
+                "{name}: flipping byte {position} ({:?}) went unnoticed",
+                original[position] as char
+            );
+            flips += 1;
+        }
+        std::fs::write(&path, &original).expect("restore");
+        assert!(flips >= 256.min(original.len()));
+    }
+    forager_queen::artifacts::verify_run_dir(&run.out).expect("verifies again once restored");
+
+    // The binary names the file and the check, exit 1; an unreadable directory is exit 2.
+    let result = run.out.join("result.json");
+    let original = std::fs::read(&result).expect("result");
+    let mut tampered = original.clone();
+    let last = tampered.len() - 2;
+    tampered[last] ^= 0x01;
+    std::fs::write(&result, &tampered).expect("write");
+    let dir = run.out.clone();
+    let (code, stdout) = tokio::task::spawn_blocking(move || verify(&dir))
+        .await
+        .expect("verify");
+    assert_eq!(code, Some(1), "{stdout}");
+    assert!(stdout.contains("result.json: digest failed"), "{stdout}");
+    std::fs::remove_file(&result).expect("remove");
+    let dir = run.out.clone();
+    let (code, stdout) = tokio::task::spawn_blocking(move || verify(&dir))
+        .await
+        .expect("verify");
+    assert_eq!(code, Some(1), "{stdout}");
+    assert!(stdout.contains("result.json: presence failed"), "{stdout}");
+    let missing = run.out.join("no-such-run");
+    let (code, _) = tokio::task::spawn_blocking(move || verify(&missing))
+        .await
+        .expect("verify");
+    assert_eq!(code, Some(2));
+    let _ = std::fs::remove_dir_all(&run.out);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn checkout_stops_at_approval_and_places_no_order() {
     let shop = sites::serve(sites::shop()).await;

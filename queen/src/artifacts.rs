@@ -1,0 +1,468 @@
+//! The signed trajectory of a run (`trajectory.json`, format in `forager_protocol::artifact`):
+//! written by the queen when a task passes, and checked by `forager verify DIR`.
+//!
+//! Verification trusts nothing in the directory: every signature is checked strictly against
+//! the key beside it, every key against the peer id it is named by, the node messages against
+//! the steps, the hash chain link by link, the file itself against its canonical rendering, and
+//! every other file against its digest. The first failed check is reported with the file it is
+//! about and its name.
+
+use crate::journal::{JOURNAL_FILE, Journal};
+use ed25519_dalek::{Signature, SigningKey, VerifyingKey};
+use forager_node::net::identity::peer_id_of;
+use forager_protocol::artifact::{
+    Attestation, Digest32, FileDigest, TRAJECTORY_FILE, TRAJECTORY_VERSION, TrajectoryBody,
+    TrajectoryDocument, chain, chain_next, chain_start, is_plain_file_name,
+};
+use forager_protocol::result::ResultStep;
+use forager_protocol::signing::{self, Domain};
+use forager_protocol::wire::{ProgressReport, ReplayReport, TaskId};
+use forager_protocol::{Action, TaskSpec};
+use std::path::{Path, PathBuf};
+
+/// The result document's file name in a run directory.
+pub const RESULT_FILE: &str = "result.json";
+
+/// Why a trajectory could not be written.
+#[derive(Debug, thiserror::Error)]
+pub enum WriteError {
+    /// A file of the run directory could not be read or written.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The error.
+        source: std::io::Error,
+    },
+    /// Something could not be encoded.
+    #[error("cannot encode the trajectory: {0}")]
+    Encoding(String),
+}
+
+/// Writes `trajectory.json` into the task's directory, after `result.json` and the journal
+/// are final (their digests are in it).
+pub fn write_trajectory(
+    journal: &Journal,
+    key: &SigningKey,
+    task: &TaskSpec,
+    steps: Vec<ResultStep>,
+    found_by: Attestation,
+    reproduced_by: Attestation,
+) -> Result<(), WriteError> {
+    let dir = journal.dir();
+    let encoding = |e: &dyn std::fmt::Display| WriteError::Encoding(e.to_string());
+    let mut files = Vec::new();
+    for name in [JOURNAL_FILE, RESULT_FILE] {
+        let path = dir.join(name);
+        let bytes = std::fs::read(&path).map_err(|source| WriteError::Io { path, source })?;
+        files.push(FileDigest {
+            name: name.to_owned(),
+            sha256: Digest32::of(&bytes),
+        });
+    }
+    let task_id = TaskId::of(task).map_err(|e| encoding(&e))?;
+    // Input values never enter an artifact, only their digests (the id is computed so).
+    let task = task.redacted();
+    let body = TrajectoryBody {
+        version: TRAJECTORY_VERSION,
+        task_id: task_id.to_string(),
+        steps: chain(&task, steps.into_iter().map(|s| (s, None)).collect())
+            .map_err(|e| encoding(&e))?,
+        task,
+        found_by,
+        reproduced_by,
+        files,
+    };
+    let signature = signing::sign(key, Domain::Trajectory, &body).map_err(|e| encoding(&e))?;
+    let public = key.verifying_key();
+    let document = TrajectoryDocument {
+        body,
+        queen: Attestation {
+            peer: peer_id_of(&public)
+                .map(|p| p.to_string())
+                .unwrap_or_default(),
+            public_key: data_encoding::HEXLOWER.encode(public.as_bytes()),
+            message: String::new(),
+            signature: data_encoding::HEXLOWER.encode(&signature.to_bytes()),
+        },
+    };
+    let bytes = document.to_json().map_err(|e| encoding(&e))?;
+    journal
+        .write_file(TRAJECTORY_FILE, &bytes)
+        .map_err(|source| WriteError::Io {
+            path: dir.join(TRAJECTORY_FILE),
+            source,
+        })
+}
+
+/// Why a run directory does not verify.
+#[derive(Debug, thiserror::Error)]
+pub enum VerifyError {
+    /// The directory or its trajectory cannot be read at all (exit status 2).
+    #[error("{path}: cannot read: {reason}")]
+    Unreadable {
+        /// What could not be read.
+        path: PathBuf,
+        /// Why.
+        reason: String,
+    },
+    /// A check failed (exit status 1).
+    #[error("{file}: {check} failed: {detail}")]
+    Failed {
+        /// The file the check is about.
+        file: String,
+        /// The check's name.
+        check: &'static str,
+        /// What was wrong.
+        detail: String,
+    },
+}
+
+/// What a verified run directory holds.
+#[derive(Debug, Clone)]
+pub struct Verified {
+    /// The task's id.
+    pub task_id: String,
+    /// The goal.
+    pub goal: String,
+    /// Steps in the path.
+    pub steps: usize,
+    /// The peer that found the path.
+    pub found_by: String,
+    /// The peer that reproduced it.
+    pub reproduced_by: String,
+    /// The queen that signed the trajectory.
+    pub queen: String,
+    /// The other files checked.
+    pub files: Vec<String>,
+}
+
+fn failed(file: &str, check: &'static str, detail: impl Into<String>) -> VerifyError {
+    VerifyError::Failed {
+        file: file.to_owned(),
+        check,
+        detail: detail.into(),
+    }
+}
+
+/// Checks the run directory `dir` (see the module documentation).
+pub fn verify_run_dir(dir: &Path) -> Result<Verified, VerifyError> {
+    let path = dir.join(TRAJECTORY_FILE);
+    let bytes = std::fs::read(&path).map_err(|e| VerifyError::Unreadable {
+        path: path.clone(),
+        reason: e.to_string(),
+    })?;
+    let file = TRAJECTORY_FILE;
+    let document: TrajectoryDocument = serde_json::from_slice(&bytes)
+        .map_err(|e| failed(file, "format", format!("not a trajectory document: {e}")))?;
+    let body = &document.body;
+    if body.version != TRAJECTORY_VERSION {
+        return Err(failed(
+            file,
+            "version",
+            format!(
+                "version {} (this build reads {TRAJECTORY_VERSION})",
+                body.version
+            ),
+        ));
+    }
+    let canonical = document
+        .to_json()
+        .map_err(|e| failed(file, "canonical form", e.to_string()))?;
+    if canonical != bytes {
+        return Err(failed(
+            file,
+            "canonical form",
+            "the file is not the canonical rendering of its content (edited by hand?)",
+        ));
+    }
+
+    // The queen's signature over the whole body.
+    let queen_key = key_of(&document.queen, "queen")?;
+    let queen_signature = signature_of(&document.queen, "queen")?;
+    signing::verify(&queen_key, Domain::Trajectory, body, &queen_signature)
+        .map_err(|_| failed(file, "queen signature", "does not verify over the body"))?;
+    named_peer(&document.queen, &queen_key, "queen")?;
+
+    // The task, with no input value in clear, and its id.
+    if body.task.redacted() != body.task {
+        return Err(failed(
+            file,
+            "inputs redacted",
+            "an input value is in clear (artifacts carry only digests)",
+        ));
+    }
+    let task_id = TaskId::of(&body.task)
+        .map_err(|e| failed(file, "task id", e.to_string()))?
+        .to_string();
+    if task_id != body.task_id {
+        return Err(failed(
+            file,
+            "task id",
+            format!("the task hashes to {task_id}, not {}", body.task_id),
+        ));
+    }
+
+    // The chain, link by link.
+    let mut previous =
+        chain_start(&body.task).map_err(|e| failed(file, "hash chain", e.to_string()))?;
+    for (i, step) in body.steps.iter().enumerate() {
+        if step.previous != previous {
+            return Err(failed(
+                file,
+                "hash chain",
+                format!("step {} does not link to the step before it", i + 1),
+            ));
+        }
+        let hash = chain_next(&previous, &step.step, &step.screenshot)
+            .map_err(|e| failed(file, "hash chain", e.to_string()))?;
+        if step.hash != hash {
+            return Err(failed(
+                file,
+                "hash chain",
+                format!("step {}'s content does not match its hash", i + 1),
+            ));
+        }
+        if step.step.index != i as u32 + 1 {
+            return Err(failed(
+                file,
+                "hash chain",
+                format!("step {} is numbered {}", i + 1, step.step.index),
+            ));
+        }
+        previous = hash;
+    }
+    let actions: Vec<&Action> = body.steps.iter().map(|s| &s.step.action).collect();
+    let fingerprints: Vec<_> = body.steps.iter().map(|s| s.step.fingerprint).collect();
+
+    // The finder: its signed report holds exactly this path.
+    let (found, finder_key): (ProgressReport, VerifyingKey) = body
+        .found_by
+        .open(Domain::Report)
+        .map_err(|e| failed(file, "finder signature", e.to_string()))?;
+    named_peer(&body.found_by, &finder_key, "finder")?;
+    if found.task.to_string() != body.task_id {
+        return Err(failed(file, "finder report", "it is about another task"));
+    }
+    let holds_path = found.successes.iter().any(|path| {
+        path.actions.iter().collect::<Vec<_>>() == actions
+            && path.fingerprints == fingerprints
+            && path.risks.len() == body.steps.len()
+            && path
+                .risks
+                .iter()
+                .zip(&body.steps)
+                .all(|(r, s)| *r == s.step.risk)
+    });
+    if !holds_path {
+        return Err(failed(
+            file,
+            "finder report",
+            "no success in the finder's report is this path",
+        ));
+    }
+
+    // The reproducer: its signed replay reached the same states and the goal.
+    let (replay, reproducer_key): (ReplayReport, VerifyingKey) = body
+        .reproduced_by
+        .open(Domain::Report)
+        .map_err(|e| failed(file, "reproducer signature", e.to_string()))?;
+    named_peer(&body.reproduced_by, &reproducer_key, "reproducer")?;
+    if replay.task.to_string() != body.task_id {
+        return Err(failed(
+            file,
+            "reproducer report",
+            "it is about another task",
+        ));
+    }
+    if !replay.success || replay.divergence.is_some() || replay.error.is_some() {
+        return Err(failed(
+            file,
+            "reproducer report",
+            "the replay did not reproduce the success",
+        ));
+    }
+    if replay.fingerprints != fingerprints {
+        return Err(failed(
+            file,
+            "reproducer report",
+            "the replay passed through other states than the steps name",
+        ));
+    }
+    for (i, (page, step)) in replay.pages.iter().zip(&body.steps).enumerate() {
+        let s = &step.step;
+        if page.url != s.url
+            || page.title != s.title
+            || page.verdict != s.verdict
+            || page.healed_locator != s.healed_locator
+        {
+            return Err(failed(
+                file,
+                "reproducer report",
+                format!("step {} differs from what the reproducer saw", i + 1),
+            ));
+        }
+    }
+    if replay.pages.len() != body.steps.len() {
+        return Err(failed(
+            file,
+            "reproducer report",
+            "the replay saw another number of pages",
+        ));
+    }
+
+    // The other files.
+    let mut names = Vec::new();
+    let screenshots = body.steps.iter().filter_map(|s| s.screenshot.as_ref());
+    for digest in body.files.iter().chain(screenshots) {
+        if !is_plain_file_name(&digest.name) {
+            return Err(failed(
+                file,
+                "file names",
+                format!("{:?} is not a plain file name", digest.name),
+            ));
+        }
+        let path = dir.join(&digest.name);
+        let bytes = std::fs::read(&path).map_err(|e| {
+            failed(
+                &digest.name,
+                "presence",
+                format!("named in {TRAJECTORY_FILE} but cannot be read: {e}"),
+            )
+        })?;
+        if Digest32::of(&bytes) != digest.sha256 {
+            return Err(failed(
+                &digest.name,
+                "digest",
+                format!("its SHA-256 is not the one {TRAJECTORY_FILE} names"),
+            ));
+        }
+        names.push(digest.name.clone());
+    }
+    Ok(Verified {
+        task_id: body.task_id.clone(),
+        goal: body.task.goal.clone(),
+        steps: body.steps.len(),
+        found_by: body.found_by.peer.clone(),
+        reproduced_by: body.reproduced_by.peer.clone(),
+        queen: document.queen.peer.clone(),
+        files: names,
+    })
+}
+
+fn key_of(attestation: &Attestation, who: &str) -> Result<VerifyingKey, VerifyError> {
+    let bytes: [u8; 32] = data_encoding::HEXLOWER
+        .decode(attestation.public_key.as_bytes())
+        .ok()
+        .and_then(|b| b.try_into().ok())
+        .ok_or_else(|| {
+            failed(
+                TRAJECTORY_FILE,
+                "keys",
+                format!("the {who}'s public key is not 64 hex digits"),
+            )
+        })?;
+    VerifyingKey::from_bytes(&bytes).map_err(|_| {
+        failed(
+            TRAJECTORY_FILE,
+            "keys",
+            format!("the {who}'s public key is not a valid Ed25519 key"),
+        )
+    })
+}
+
+fn signature_of(attestation: &Attestation, who: &str) -> Result<Signature, VerifyError> {
+    let bytes: [u8; 64] = data_encoding::HEXLOWER
+        .decode(attestation.signature.as_bytes())
+        .ok()
+        .and_then(|b| b.try_into().ok())
+        .ok_or_else(|| {
+            failed(
+                TRAJECTORY_FILE,
+                "signatures",
+                format!("the {who}'s signature is not 128 hex digits"),
+            )
+        })?;
+    Ok(Signature::from_bytes(&bytes))
+}
+
+/// The key must be the named peer's: a peer id is derived from its public key.
+fn named_peer(
+    attestation: &Attestation,
+    key: &VerifyingKey,
+    who: &'static str,
+) -> Result<(), VerifyError> {
+    match peer_id_of(key) {
+        Some(peer) if peer.to_string() == attestation.peer => Ok(()),
+        _ => Err(failed(
+            TRAJECTORY_FILE,
+            "peer ids",
+            format!(
+                "the {who}'s key is not the key of peer {:?}",
+                attestation.peer
+            ),
+        )),
+    }
+}
+
+/// `forager verify DIR [--json]`: prints the outcome; exit 0 verified, 1 not, 2 unreadable.
+pub fn run_verify(dir: &Path, json: bool) -> anyhow::Result<std::process::ExitCode> {
+    let outcome = verify_run_dir(dir);
+    if json {
+        let value = match &outcome {
+            Ok(v) => serde_json::json!({
+                "verified": true,
+                "task_id": v.task_id,
+                "steps": v.steps,
+                "found_by": v.found_by,
+                "reproduced_by": v.reproduced_by,
+                "queen": v.queen,
+                "files": v.files,
+            }),
+            Err(VerifyError::Failed {
+                file,
+                check,
+                detail,
+            }) => serde_json::json!({
+                "verified": false,
+                "file": file,
+                "check": check,
+                "detail": detail,
+            }),
+            Err(e @ VerifyError::Unreadable { .. }) => serde_json::json!({
+                "verified": false,
+                "unreadable": e.to_string(),
+            }),
+        };
+        println!("{}", serde_json::to_string_pretty(&value)?);
+    }
+    Ok(match outcome {
+        Ok(v) => {
+            if !json {
+                println!(
+                    "verified: {} ({} steps)\n  task {}\n  found by {}\n  reproduced by {}\n  signed by queen {}\n  files: {}",
+                    v.goal,
+                    v.steps,
+                    v.task_id,
+                    v.found_by,
+                    v.reproduced_by,
+                    v.queen,
+                    v.files.join(", ")
+                );
+            }
+            std::process::ExitCode::SUCCESS
+        }
+        Err(e @ VerifyError::Failed { .. }) => {
+            if !json {
+                println!("NOT verified: {e}");
+            }
+            std::process::ExitCode::from(1)
+        }
+        Err(e @ VerifyError::Unreadable { .. }) => {
+            if !json {
+                eprintln!("error: {e}");
+            }
+            std::process::ExitCode::from(2)
+        }
+    })
+}
