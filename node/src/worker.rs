@@ -16,13 +16,14 @@ use crate::environment::{EnvError, Environment, StateInfo, Step};
 use crate::index::Replica;
 use crate::net::{Network, NetworkEvent, NodeIdentity, Responder, Role};
 use crate::search::{self, Finish, NodeStatus, Search, SearchConfig, SearchEvent, SearchObserver};
+use forager_protocol::artifact::Digest32;
 use forager_protocol::result::NetworkSummary;
 use forager_protocol::signing::{Domain, Signed};
 use forager_protocol::trajectory::Cost;
 use forager_protocol::wire::{
     Announcement, BranchAssignment, BranchId, ExpandReport, ExpandRequest, FoundPath,
-    KnownLocation, Message, PageInfo, ProgressReport, ReplayReport, ReplayRequest, SyncRequest,
-    TaskId, WireCandidate,
+    KnownLocation, Message, PageInfo, ProgressReport, ReplayAnswer, ReplayReport, ReplayRequest,
+    SyncRequest, TaskId, WireCandidate,
 };
 use forager_protocol::{Action, FailureReason, Fingerprint, TaskSpec};
 use std::collections::HashMap;
@@ -44,7 +45,12 @@ pub trait EnvFactory: Send + Sync + 'static {
     fn step_info(env: &Self::Env, before: Fingerprint, after: Fingerprint) -> PageInfo;
     /// What the environment's network did (origins reached, requests blocked).
     fn network(env: &Self::Env) -> NetworkSummary;
+    /// A screenshot (JPEG) of the environment's current page, when it has pixels to show.
+    fn screenshot(env: &Self::Env) -> impl Future<Output = Option<Vec<u8>>> + Send;
 }
+
+/// Screenshot bytes a replay answer carries at most (they travel in one frame).
+const SCREENSHOT_BUDGET: usize = 640 * 1024;
 
 /// How a worker behaves.
 #[derive(Debug, Clone)]
@@ -731,7 +737,9 @@ async fn replay<F: EnvFactory>(
         divergence: None,
         error: None,
         network: NetworkSummary::default(),
+        screenshots: Vec::new(),
     };
+    let mut screenshots: Vec<Vec<u8>> = Vec::new();
     match factory.create(&request.task, true) {
         Ok(mut env) => {
             let walked = async {
@@ -745,6 +753,14 @@ async fn replay<F: EnvFactory>(
                     report
                         .pages
                         .push(F::step_info(&env, before, step.state.fingerprint));
+                    // What the page looked like, for the trajectory and the report; past the
+                    // budget, later steps go without.
+                    let used: usize = screenshots.iter().map(Vec::len).sum();
+                    let shot = F::screenshot(&env)
+                        .await
+                        .filter(|bytes| used + bytes.len() <= SCREENSHOT_BUDGET);
+                    report.screenshots.push(shot.as_deref().map(Digest32::of));
+                    screenshots.push(shot.unwrap_or_default());
                     if request.path.fingerprints.get(i) != Some(&step.state.fingerprint)
                         && report.divergence.is_none()
                     {
@@ -763,7 +779,10 @@ async fn replay<F: EnvFactory>(
         Err(e) => report.error = Some(format!("cannot create an environment: {e}")),
     }
     match sign(identity, report) {
-        Ok(signed) => Message::Replayed(signed),
+        Ok(signed) => Message::Replayed(Box::new(ReplayAnswer {
+            report: signed,
+            screenshots,
+        })),
         Err(e) => Message::Refused(e),
     }
 }

@@ -6,6 +6,7 @@
 //! fingerprints, costs), never on text a page or a peer wrote.
 
 use crate::action::Action;
+use crate::artifact::Digest32;
 use crate::codec::{self, CodecError};
 use crate::fingerprint::Fingerprint;
 use crate::result::{NetworkSummary, RunResult};
@@ -236,6 +237,18 @@ pub struct ReplayReport {
     pub error: Option<String>,
     /// What the node's browser touched.
     pub network: NetworkSummary,
+    /// SHA-256 of the screenshot taken after each action (the bytes travel beside the signed
+    /// report, in [`ReplayAnswer::screenshots`]); `None` where none was taken.
+    pub screenshots: Vec<Option<Digest32>>,
+}
+
+/// A node's answer to a replay: its signed report, and the screenshots the report names.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReplayAnswer {
+    /// The report, signed by the node.
+    pub report: Signed<ReplayReport>,
+    /// Per step, the screenshot's bytes (empty where none was taken).
+    pub screenshots: Vec<Vec<u8>>,
 }
 
 /// Where a submitted task stands.
@@ -287,8 +300,8 @@ pub enum Message {
     Progress(Signed<ProgressReport>),
     /// Queen → node: reproduce a path.
     Replay(Box<ReplayRequest>),
-    /// Node → queen, signed by the node.
-    Replayed(Signed<ReplayReport>),
+    /// Node → queen: the signed report and its screenshots.
+    Replayed(Box<ReplayAnswer>),
     /// Node → peer: the announcements after a watermark.
     Sync(SyncRequest),
     /// Peer → node.
@@ -660,12 +673,16 @@ pub(crate) mod tests {
                                 divergence,
                                 error,
                                 network: NetworkSummary::default(),
+                                screenshots: vec![None, Some(Digest32([3; 32]))],
                             }
                         }
                     ),
                 Domain::Report
             )
-            .prop_map(Message::Replayed),
+            .prop_map(|report| Message::Replayed(Box::new(ReplayAnswer {
+                report,
+                screenshots: vec![Vec::new(), vec![0xff, 0xd8, 1, 2]],
+            }))),
             (any::<u64>(), any::<u32>())
                 .prop_map(|(after, limit)| Message::Sync(SyncRequest { after, limit })),
             (

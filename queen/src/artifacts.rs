@@ -23,6 +23,11 @@ use std::path::{Path, PathBuf};
 /// The result document's file name in a run directory.
 pub const RESULT_FILE: &str = "result.json";
 
+/// The file name of step `index`'s screenshot (1-based).
+pub fn screenshot_name(index: usize) -> String {
+    format!("step-{index:02}.jpg")
+}
+
 /// Why a trajectory could not be written.
 #[derive(Debug, thiserror::Error)]
 pub enum WriteError {
@@ -46,6 +51,7 @@ pub fn write_trajectory(
     key: &SigningKey,
     task: &TaskSpec,
     steps: Vec<ResultStep>,
+    screenshots: Vec<Vec<u8>>,
     found_by: Attestation,
     reproduced_by: Attestation,
 ) -> Result<(), WriteError> {
@@ -60,14 +66,35 @@ pub fn write_trajectory(
             sha256: Digest32::of(&bytes),
         });
     }
+    // One file per screenshot the reproducer took, named by its step.
+    let mut shots = Vec::with_capacity(steps.len());
+    for (i, _) in steps.iter().enumerate() {
+        let bytes = screenshots.get(i).filter(|b| !b.is_empty());
+        let shot = match bytes {
+            Some(bytes) => {
+                let name = screenshot_name(i + 1);
+                journal
+                    .write_file(&name, bytes)
+                    .map_err(|source| WriteError::Io {
+                        path: dir.join(&name),
+                        source,
+                    })?;
+                Some(FileDigest {
+                    name,
+                    sha256: Digest32::of(bytes),
+                })
+            }
+            None => None,
+        };
+        shots.push(shot);
+    }
     let task_id = TaskId::of(task).map_err(|e| encoding(&e))?;
     // Input values never enter an artifact, only their digests (the id is computed so).
     let task = task.redacted();
     let body = TrajectoryBody {
         version: TRAJECTORY_VERSION,
         task_id: task_id.to_string(),
-        steps: chain(&task, steps.into_iter().map(|s| (s, None)).collect())
-            .map_err(|e| encoding(&e))?,
+        steps: chain(&task, steps.into_iter().zip(shots).collect()).map_err(|e| encoding(&e))?,
         task,
         found_by,
         reproduced_by,
@@ -300,6 +327,19 @@ pub fn verify_run_dir(dir: &Path) -> Result<Verified, VerifyError> {
                 file,
                 "reproducer report",
                 format!("step {} differs from what the reproducer saw", i + 1),
+            ));
+        }
+    }
+    for (i, step) in body.steps.iter().enumerate() {
+        let signed = replay.screenshots.get(i).copied().flatten();
+        if step.screenshot.as_ref().map(|s| s.sha256) != signed {
+            return Err(failed(
+                file,
+                "reproducer report",
+                format!(
+                    "step {}'s screenshot is not the one the reproducer signed",
+                    i + 1
+                ),
             ));
         }
     }

@@ -12,7 +12,7 @@ use ed25519_dalek::SigningKey;
 use forager_node::net::identity::peer_id_of;
 use forager_node::net::{Network, NetworkEvent, Responder, Role};
 use forager_node::search::Widening;
-use forager_protocol::artifact::Attestation;
+use forager_protocol::artifact::{Attestation, Digest32};
 use forager_protocol::result::{
     ApprovalNeeded, Metrics, NetworkSummary, RESULT_VERSION, ResultStep, RunError, RunResult,
     Status,
@@ -166,6 +166,14 @@ struct Pending {
     failed_replays: u32,
     /// The finder's signed report holding the path.
     claim: Option<Attestation>,
+}
+
+/// What stands behind a winning path: the finder's and the reproducer's signed reports, and
+/// the reproducer's screenshots.
+struct Evidence {
+    found_by: Attestation,
+    reproduced_by: Attestation,
+    screenshots: Vec<Vec<u8>>,
 }
 
 /// Replays a success gets before it is rejected and its finder distrusted: a real site (or a
@@ -710,16 +718,21 @@ impl Actor {
                 }
                 let mut pending = *pending;
                 let verified = match result {
-                    Ok(Message::Replayed(signed)) if signed_by(&signed.signer, node) => signed
-                        .verify(Domain::Report)
-                        .ok()
-                        .cloned()
-                        .zip(Attestation::of(&signed, node.to_string()).ok()),
+                    Ok(Message::Replayed(answer)) if signed_by(&answer.report.signer, node) => {
+                        let signed = &answer.report;
+                        signed
+                            .verify(Domain::Report)
+                            .ok()
+                            .cloned()
+                            .filter(|report| screenshots_match(report, &answer.screenshots))
+                            .zip(Attestation::of(signed, node.to_string()).ok())
+                            .map(|(report, attestation)| (report, attestation, answer.screenshots))
+                    }
                     _ => None,
                 };
                 match verified {
-                    Some((report, attestation)) => {
-                        run.on_replayed(report, attestation, pending, node)
+                    Some((report, attestation, screenshots)) => {
+                        run.on_replayed(report, attestation, screenshots, pending, node)
                     }
                     None => {
                         // The verifier gave no valid answer: another node will be asked.
@@ -740,6 +753,19 @@ impl Actor {
             }
         }
     }
+}
+
+/// Whether the screenshots beside a replay report are the ones it signed.
+fn screenshots_match(report: &ReplayReport, screenshots: &[Vec<u8>]) -> bool {
+    report.screenshots.len() == screenshots.len()
+        && report
+            .screenshots
+            .iter()
+            .zip(screenshots)
+            .all(|(digest, bytes)| match digest {
+                Some(d) => *d == Digest32::of(bytes),
+                None => bytes.is_empty(),
+            })
 }
 
 fn signed_by(key: &ed25519_dalek::VerifyingKey, node: PeerId) -> bool {
@@ -1044,6 +1070,7 @@ impl TaskRun {
         &mut self,
         report: ReplayReport,
         attestation: Attestation,
+        screenshots: Vec<Vec<u8>>,
         mut pending: Pending,
         verifier: PeerId,
     ) {
@@ -1070,7 +1097,11 @@ impl TaskRun {
                 finder,
                 verifier,
                 pages,
-                pending.claim.zip(Some(attestation)),
+                pending.claim.map(|found_by| Evidence {
+                    found_by,
+                    reproduced_by: attestation,
+                    screenshots,
+                }),
             );
         } else {
             let reason = report
@@ -1188,7 +1219,7 @@ impl TaskRun {
         finder: PeerId,
         verifier: PeerId,
         pages: Vec<forager_protocol::wire::PageInfo>,
-        attestations: Option<(Attestation, Attestation)>,
+        evidence: Option<Evidence>,
     ) {
         let mut result = self.base_result();
         result.status = Status::Pass;
@@ -1218,15 +1249,16 @@ impl TaskRun {
         tracing::info!(task = %self.id, %finder, %verifier, steps = result.steps.len(), "pass");
         let steps = result.steps.clone();
         self.finish(result);
-        match (attestations, &self.key) {
-            (Some((found_by, reproduced_by)), Some(key)) => {
+        match (evidence, &self.key) {
+            (Some(evidence), Some(key)) => {
                 let written = crate::artifacts::write_trajectory(
                     &self.journal,
                     key,
                     &self.task,
                     steps,
-                    found_by,
-                    reproduced_by,
+                    evidence.screenshots,
+                    evidence.found_by,
+                    evidence.reproduced_by,
                 );
                 if let Err(error) = written {
                     tracing::error!(task = %self.id, %error, "cannot write the trajectory");

@@ -3,7 +3,7 @@
 //! Shows progress, and writes `result.json` and `events.jsonl` (the queen's journal).
 
 use crate::BadInput;
-use crate::artifacts::RESULT_FILE;
+use crate::artifacts::{RESULT_FILE, screenshot_name};
 use crate::cluster::{loopback, random_cluster_key, spawn_node, spawn_queen, wait_for_peers};
 use crate::coordinator::QueenConfig;
 use crate::journal::JOURNAL_FILE;
@@ -215,10 +215,18 @@ pub async fn run_task(task: TaskSpec, options: RunOptions) -> anyhow::Result<Run
         // No result from the queen (an interrupted run): this one is written here.
         write_json(&options.out.join(RESULT_FILE), &result)?;
     }
-    if result.status == Status::Pass
-        && let Err(error) = copy(TRAJECTORY_FILE, TRAJECTORY_FILE)
-    {
-        tracing::warn!(%error, "no signed trajectory to copy to the run directory");
+    if result.status == Status::Pass {
+        if let Err(error) = copy(TRAJECTORY_FILE, TRAJECTORY_FILE) {
+            tracing::warn!(%error, "no signed trajectory to copy to the run directory");
+        }
+        for step in 1..=result.steps.len() {
+            let name = screenshot_name(step);
+            if task_dir.join(&name).exists()
+                && let Err(error) = copy(&name, &name)
+            {
+                tracing::warn!(%error, "cannot copy {name} to the run directory");
+            }
+        }
     }
     Ok(RunOutcome {
         result,

@@ -184,6 +184,11 @@ impl EnvFactory for SimFactory {
     fn network(_env: &SimBrowser) -> NetworkSummary {
         NetworkSummary::default()
     }
+
+    /// A simulated page has no pixels.
+    async fn screenshot(_env: &SimBrowser) -> Option<Vec<u8>> {
+        None
+    }
 }
 
 /// The task a simulated site stands for (the URL is nominal; success is the site's goal page).

@@ -143,11 +143,24 @@ async fn a_passing_run_verifies_and_no_byte_of_it_can_change() {
         verified.found_by, verified.reproduced_by,
         "a second node reproduced the path"
     );
-    assert_eq!(verified.files, ["events.jsonl", "result.json"]);
+    // The reproducer's screenshot of every step, as a JPEG file the trajectory names.
+    let mut names = vec!["events.jsonl".to_owned(), "result.json".to_owned()];
+    for step in 1..=verified.steps {
+        let name = format!("step-{step:02}.jpg");
+        let bytes = std::fs::read(run.out.join(&name)).expect("a screenshot per step");
+        assert!(bytes.starts_with(&[0xff, 0xd8]), "{name} is a JPEG");
+        names.push(name);
+    }
+    assert_eq!(verified.files, names);
 
     // Flip one byte at a time, in every file, across the whole file (every byte of the first
     // 256, then evenly spaced): each flip must fail verification, and restoring it must pass.
-    for name in ["trajectory.json", "events.jsonl", "result.json"] {
+    for name in [
+        "trajectory.json",
+        "events.jsonl",
+        "result.json",
+        "step-01.jpg",
+    ] {
         let path = run.out.join(name);
         let original = std::fs::read(&path).expect("artifact");
         let stride = (original.len() / 400).max(1);

@@ -261,7 +261,7 @@ impl ChromiumEnv {
         self.current.as_ref().map(|l| &l.observation)
     }
 
-    /// A PNG screenshot of the current page.
+    /// A JPEG screenshot of the current page.
     pub async fn screenshot(&self) -> Result<Vec<u8>, EnvError> {
         match &self.current {
             Some(live) => live.tab.screenshot().await,
@@ -929,5 +929,12 @@ impl crate::worker::EnvFactory for ChromiumFactory {
             blocked_requests: log.blocked,
             blocked_urls: log.blocked_urls,
         }
+    }
+
+    async fn screenshot(env: &ChromiumEnv) -> Option<Vec<u8>> {
+        env.screenshot()
+            .await
+            .inspect_err(|error| tracing::warn!(%error, "no screenshot of this step"))
+            .ok()
     }
 }

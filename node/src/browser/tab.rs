@@ -841,10 +841,12 @@ impl Tab {
         }
     }
 
-    /// A PNG screenshot of the viewport.
+    /// A JPEG screenshot of the viewport (quality 70: a few tens of kilobytes, enough to see
+    /// what a step did).
     pub async fn screenshot(&self) -> Result<Vec<u8>, EnvError> {
         let params = ScreenshotParams::builder()
-            .format(CaptureScreenshotFormat::Png)
+            .format(CaptureScreenshotFormat::Jpeg)
+            .quality(70)
             .build();
         timed(
             "screenshot",
