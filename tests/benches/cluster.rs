@@ -11,11 +11,10 @@
 
 use forager_node::index::Replica;
 use forager_node::net::{Network, NetworkConfig, NetworkEvent, NodeIdentity, Role};
-use forager_node::worker::WorkerConfig;
 use forager_protocol::signing::{Domain, Signed};
 use forager_protocol::trajectory::{Cost, TrajectoryVector, VECTOR_DIM};
 use forager_protocol::wire::{Announcement, Message, TaskId, TaskState};
-use forager_queen::cluster::{loopback, spawn_node, spawn_queen, wait_for_peers};
+use forager_queen::cluster::{loopback, spawn_queen, wait_for_peers};
 use forager_queen::coordinator::QueenConfig;
 use forager_simulations::cluster::{SimFactory, sim_task};
 use forager_simulations::site::SiteParams;
@@ -311,25 +310,8 @@ async fn solve(nodes: usize, site_index: u64) -> f64 {
         ..SiteParams::default()
     };
     let factory = Arc::new(SimFactory::new(&params, 3, site_index, true).expect("site"));
-    let mut handles = Vec::new();
-    let mut bootstrap = queen.addresses.clone();
-    for _ in 0..nodes {
-        let node = spawn_node(
-            &NodeIdentity::generate(),
-            NetworkConfig {
-                listen: vec![loopback()],
-                bootstrap: bootstrap.clone(),
-                ..NetworkConfig::new(Role::Node, KEY)
-            },
-            Arc::new(Replica::in_memory(10_000)),
-            factory.clone(),
-            WorkerConfig::default(),
-        )
-        .await
-        .expect("node");
-        bootstrap.extend(node.addresses.clone());
-        handles.push(node);
-    }
+    let handles =
+        forager_tests::spawn_sim_nodes(nodes, KEY, queen.addresses.clone(), &factory).await;
     wait_for_peers(&queen.network, Role::Node, nodes, Duration::from_secs(20))
         .await
         .expect("nodes");

@@ -131,3 +131,34 @@ pub fn assert_no_chromium_left(profile_prefix: &str) {
 pub fn unique_prefix(test: &str) -> String {
     format!("forager-test-{}-{test}-", std::process::id())
 }
+
+/// `count` nodes of an embedded cluster on 127.0.0.1, each searching `factory`'s site, each
+/// bootstrapped to `bootstrap` and to the nodes started before it.
+pub async fn spawn_sim_nodes(
+    count: usize,
+    cluster_key: [u8; 32],
+    bootstrap: Vec<libp2p::Multiaddr>,
+    factory: &std::sync::Arc<forager_simulations::cluster::SimFactory>,
+) -> Vec<forager_queen::cluster::NodeHandle> {
+    use forager_node::net::{NetworkConfig, NodeIdentity, Role};
+    let mut bootstrap = bootstrap;
+    let mut nodes = Vec::with_capacity(count);
+    for _ in 0..count {
+        let node = forager_queen::cluster::spawn_node(
+            &NodeIdentity::generate(),
+            NetworkConfig {
+                listen: vec![forager_queen::cluster::loopback()],
+                bootstrap: bootstrap.clone(),
+                ..NetworkConfig::new(Role::Node, cluster_key)
+            },
+            std::sync::Arc::new(forager_node::index::Replica::in_memory(10_000)),
+            factory.clone(),
+            forager_node::worker::WorkerConfig::default(),
+        )
+        .await
+        .expect("a node starts");
+        bootstrap.extend(node.addresses.clone());
+        nodes.push(node);
+    }
+    nodes
+}

@@ -596,21 +596,8 @@ async fn sim_cluster(
         ..SiteParams::default()
     };
     let factory = Arc::new(SimFactory::new(&params, 5, 0, false).expect("site"));
-    let mut handles = Vec::new();
-    let mut bootstrap = queen.addresses.clone();
-    for _ in 0..nodes {
-        let node = spawn_node(
-            &NodeIdentity::generate(),
-            config(Role::Node, key, bootstrap.clone()),
-            Arc::new(Replica::in_memory(10_000)),
-            factory.clone(),
-            WorkerConfig::default(),
-        )
-        .await
-        .expect("node");
-        bootstrap.extend(node.addresses.clone());
-        handles.push(node);
-    }
+    let handles =
+        forager_tests::spawn_sim_nodes(nodes, key, queen.addresses.clone(), &factory).await;
     (queen, handles, factory)
 }
 
@@ -775,27 +762,14 @@ async fn a_late_joining_node_converges_to_the_same_replica() {
     queen.network.shutdown().await;
 }
 
-/// Nodes on `factory`'s site, bootstrapped to `queen`.
+/// Nodes on `factory`'s site, bootstrapped to `queen`, once it sees them all.
 async fn sim_nodes(
     count: usize,
     key: [u8; 32],
     queen: &forager_queen::cluster::QueenHandle,
     factory: &Arc<SimFactory>,
 ) -> Vec<forager_queen::cluster::NodeHandle> {
-    let mut nodes = Vec::new();
-    for _ in 0..count {
-        nodes.push(
-            spawn_node(
-                &NodeIdentity::generate(),
-                config(Role::Node, key, queen.addresses.clone()),
-                Arc::new(Replica::in_memory(10_000)),
-                factory.clone(),
-                WorkerConfig::default(),
-            )
-            .await
-            .expect("node"),
-        );
-    }
+    let nodes = forager_tests::spawn_sim_nodes(count, key, queen.addresses.clone(), factory).await;
     wait_for_peers(&queen.network, Role::Node, count, Duration::from_secs(20))
         .await
         .expect("nodes connect");
