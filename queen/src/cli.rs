@@ -271,9 +271,9 @@ pub struct ExploreArgs {
     pub json: bool,
 }
 
-/// Arguments of `forager node`.
+/// How a node or a queen joins the cluster network (shared by `forager node` and `queen`).
 #[derive(Debug, Args)]
-pub struct NodeArgs {
+pub struct PeerNetworkArgs {
     /// Address to listen on. Repeatable.
     #[arg(
         long = "listen",
@@ -284,9 +284,6 @@ pub struct NodeArgs {
     /// A peer to dial at start (the queen, other nodes), with its /p2p/ id. Repeatable.
     #[arg(long = "bootstrap", value_name = "MULTIADDR")]
     pub bootstrap: Vec<String>,
-    /// Data directory: the node's key, its replica of the trajectory index.
-    #[arg(long, value_name = "DIR", default_value = "forager-node")]
-    pub data: PathBuf,
     /// The cluster key file (swarm.key format or 64 hex digits); default DATA/cluster.key,
     /// created if missing.
     #[arg(long, value_name = "FILE")]
@@ -299,6 +296,17 @@ pub struct NodeArgs {
     /// interface) and dial them; they still need the cluster key. Off unless given.
     #[arg(long)]
     pub mdns: bool,
+}
+
+/// Arguments of `forager node`.
+#[derive(Debug, Args)]
+pub struct NodeArgs {
+    /// Data directory: the node's key, its replica of the trajectory index.
+    #[arg(long, value_name = "DIR", default_value = "forager-node")]
+    pub data: PathBuf,
+    /// How it joins the cluster network.
+    #[command(flatten)]
+    pub network: PeerNetworkArgs,
     /// Search a simulated site (batch seed SEED) instead of driving Chromium.
     #[arg(long, value_name = "SEED")]
     pub sim: Option<u64>,
@@ -316,29 +324,12 @@ pub struct NodeArgs {
 /// Arguments of `forager queen`.
 #[derive(Debug, Args)]
 pub struct QueenArgs {
-    /// Address to listen on. Repeatable.
-    #[arg(
-        long = "listen",
-        value_name = "MULTIADDR",
-        default_value = "/ip4/127.0.0.1/tcp/0"
-    )]
-    pub listen: Vec<String>,
-    /// A peer to dial at start. Repeatable.
-    #[arg(long = "bootstrap", value_name = "MULTIADDR")]
-    pub bootstrap: Vec<String>,
     /// Data directory: the queen's key, task journals and results.
     #[arg(long, value_name = "DIR", default_value = "forager-queen")]
     pub data: PathBuf,
-    /// The cluster key file; default DATA/cluster.key, created if missing.
-    #[arg(long, value_name = "FILE")]
-    pub cluster_key: Option<PathBuf>,
-    /// Only these peers may connect (peer ids). Repeatable.
-    #[arg(long = "allow", value_name = "PEER_ID")]
-    pub allow: Vec<String>,
-    /// Discover peers on the local network by mDNS (multicast on every non-loopback
-    /// interface) and dial them; they still need the cluster key. Off unless given.
-    #[arg(long)]
-    pub mdns: bool,
+    /// How it joins the cluster network.
+    #[command(flatten)]
+    pub network: PeerNetworkArgs,
     /// Actions per assignment.
     #[arg(long, default_value_t = 20)]
     pub chunk: u32,

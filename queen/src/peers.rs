@@ -2,7 +2,7 @@
 //! several processes (or machines).
 
 use crate::BadInput;
-use crate::cli::{NodeArgs, QueenArgs, SubmitArgs};
+use crate::cli::{NodeArgs, PeerNetworkArgs, QueenArgs, SubmitArgs};
 use crate::cluster::{spawn_node, spawn_queen};
 use crate::coordinator::QueenConfig;
 use crate::explore::{report, runtime};
@@ -54,6 +54,22 @@ pub fn read_cluster_key(path: &Path) -> Result<[u8; 32], BadInput> {
 }
 
 /// The cluster key given, or `data/cluster.key` (created when missing).
+/// The network settings of `forager node` or `queen`: addresses and the allow-list checked
+/// (bad ones are bad input), the cluster key read or created in `data`.
+fn network_config(
+    args: &PeerNetworkArgs,
+    data: &Path,
+    role: Role,
+) -> anyhow::Result<NetworkConfig> {
+    Ok(NetworkConfig {
+        listen: addresses(&args.listen, "--listen")?,
+        bootstrap: addresses(&args.bootstrap, "--bootstrap")?,
+        allow: allow_list(&args.allow)?,
+        mdns: args.mdns,
+        ..NetworkConfig::new(role, cluster_key(args.cluster_key.as_deref(), data)?)
+    })
+}
+
 fn cluster_key(given: Option<&Path>, data: &Path) -> anyhow::Result<[u8; 32]> {
     if let Some(path) = given {
         return Ok(read_cluster_key(path)?);
@@ -96,20 +112,10 @@ async fn announce_and_wait(role: &str, peer: PeerId, addresses: &[Multiaddr]) {
 
 /// `forager node`.
 pub fn node(args: &NodeArgs) -> anyhow::Result<ExitCode> {
-    let listen = addresses(&args.listen, "--listen")?;
-    let bootstrap = addresses(&args.bootstrap, "--bootstrap")?;
-    let allow = allow_list(&args.allow)?;
+    let config = network_config(&args.network, &args.data, Role::Node)?;
     runtime()?.block_on(async {
         let identity = NodeIdentity::load_or_create(&args.data)?;
-        let key = cluster_key(args.cluster_key.as_deref(), &args.data)?;
         let replica = Arc::new(Replica::open(&args.data.join("index"), 100_000)?);
-        let config = NetworkConfig {
-            listen,
-            bootstrap,
-            allow,
-            mdns: args.mdns,
-            ..NetworkConfig::new(Role::Node, key)
-        };
         let worker = WorkerConfig {
             concurrency: args.concurrency.max(1),
             ..WorkerConfig::default()
@@ -156,19 +162,9 @@ pub fn node(args: &NodeArgs) -> anyhow::Result<ExitCode> {
 
 /// `forager queen`.
 pub fn queen(args: &QueenArgs) -> anyhow::Result<ExitCode> {
-    let listen = addresses(&args.listen, "--listen")?;
-    let bootstrap = addresses(&args.bootstrap, "--bootstrap")?;
-    let allow = allow_list(&args.allow)?;
+    let config = network_config(&args.network, &args.data, Role::Queen)?;
     runtime()?.block_on(async {
         let identity = NodeIdentity::load_or_create(&args.data)?;
-        let key = cluster_key(args.cluster_key.as_deref(), &args.data)?;
-        let config = NetworkConfig {
-            listen,
-            bootstrap,
-            allow,
-            mdns: args.mdns,
-            ..NetworkConfig::new(Role::Queen, key)
-        };
         let queen_config = QueenConfig {
             chunk_actions: args.chunk.max(1),
             assignment_deadline: Duration::from_secs(args.assignment_deadline.max(1)),
