@@ -22,8 +22,8 @@ use forager_protocol::signing::{Domain, Signed};
 use forager_protocol::trajectory::Cost;
 use forager_protocol::wire::{
     Announcement, BranchAssignment, BranchId, ExpandReport, ExpandRequest, FoundPath,
-    KnownLocation, Message, PageInfo, ProgressReport, ReplayAnswer, ReplayReport, ReplayRequest,
-    SyncRequest, TaskId, WireCandidate,
+    KnownLocation, MAX_TREE_NODES, Message, PageInfo, ProgressReport, ReplayAnswer, ReplayReport,
+    ReplayRequest, SyncRequest, TaskId, TreeNode, TreeSnapshot, TreeStatus, WireCandidate,
 };
 use forager_protocol::{Action, FailureReason, Fingerprint, TaskSpec};
 use std::collections::HashMap;
@@ -110,6 +110,8 @@ impl<E: Environment<Action = Action>> Environment for Branch<E> {
 struct BranchState<E: Environment<Action = Action>> {
     env: Branch<E>,
     search: Option<Search<Action>>,
+    /// Which tree `search` is, in reports (a new one when the search starts over).
+    tree: u64,
 }
 
 /// One branch search, shared by the assignment running it and the map that keeps it.
@@ -486,6 +488,7 @@ async fn search_branch<F: EnvFactory>(
                         prefix: Vec::new(),
                     },
                     search: None,
+                    tree: 0,
                 }));
                 map.kept.insert(key, (state.clone(), now));
                 state
@@ -550,6 +553,7 @@ async fn run_branch<E: Environment<Action = Action>>(
         error: None,
         network: NetworkSummary::default(),
         locations: Vec::new(),
+        tree: TreeSnapshot::default(),
     };
     let task = &assignment.task;
     let deadline = Duration::from_millis(assignment.deadline_ms);
@@ -601,7 +605,10 @@ async fn run_branch<E: Environment<Action = Action>>(
             };
             // The env is at the branch root: its restore(&[]) is a no-op there.
             match search::start(&mut state.env, config, Some(memory)).await {
-                Ok(search) => search,
+                Ok(search) => {
+                    state.tree = now_nanos();
+                    search
+                }
                 Err(e) => {
                     report.error = Some(e.to_string());
                     return report;
@@ -714,8 +721,65 @@ async fn run_branch<E: Environment<Action = Action>>(
                 | FailureReason::Nondeterministic
         )
     );
+    report.tree = tree_snapshot(&search, state.tree);
     state.search = Some(search);
     report
+}
+
+/// The tree as a report carries it: all of it when it is small, else the paths to successes
+/// and then the most visited nodes, each with its ancestors, up to [`MAX_TREE_NODES`].
+fn tree_snapshot(search: &Search<Action>, instance: u64) -> TreeSnapshot {
+    let nodes: Vec<_> = search.nodes().collect();
+    let mut keep = vec![nodes.len() <= MAX_TREE_NODES; nodes.len()];
+    if nodes.len() > MAX_TREE_NODES {
+        let mut order: Vec<usize> = (0..nodes.len())
+            .filter(|&i| *nodes[i].status == NodeStatus::Success)
+            .collect();
+        let mut by_visits: Vec<usize> = (0..nodes.len()).collect();
+        by_visits.sort_by_key(|&i| std::cmp::Reverse(nodes[i].visits));
+        order.extend(by_visits);
+        let mut kept = 0;
+        for id in order {
+            let mut path = Vec::new();
+            let mut cursor = Some(id);
+            while let Some(c) = cursor.filter(|&c| !keep[c]) {
+                path.push(c);
+                cursor = nodes[c].parent.map(|p| p as usize);
+            }
+            if kept + path.len() > MAX_TREE_NODES {
+                continue;
+            }
+            kept += path.len();
+            for c in path {
+                keep[c] = true;
+            }
+        }
+    }
+    let kept: Vec<TreeNode> = nodes
+        .iter()
+        .filter(|n| keep[n.id as usize])
+        .map(|n| TreeNode {
+            id: n.id,
+            parent: n.parent,
+            action: n.action.cloned(),
+            fingerprint: n.fingerprint,
+            status: match n.status {
+                NodeStatus::Open => TreeStatus::Open,
+                NodeStatus::Success => TreeStatus::Success,
+                NodeStatus::Exhausted => TreeStatus::Exhausted,
+                NodeStatus::Pruned(reason) => TreeStatus::Pruned(reason.clone()),
+            },
+            visits: n.visits,
+            mean_value: n.mean_value,
+            risk: n.risk,
+            cost_ms: n.cost_ms,
+        })
+        .collect();
+    TreeSnapshot {
+        instance,
+        omitted: (nodes.len() - kept.len()) as u32,
+        nodes: kept,
+    }
 }
 
 fn root_stats(search: &Search<Action>) -> (u32, f64) {
@@ -750,9 +814,9 @@ async fn replay<F: EnvFactory>(
                     let step = env.act(action).await?;
                     last = step.state;
                     report.fingerprints.push(step.state.fingerprint);
-                    report
-                        .pages
-                        .push(F::step_info(&env, before, step.state.fingerprint));
+                    let mut page = F::step_info(&env, before, step.state.fingerprint);
+                    page.cost_ms = step.cost.browser_ms;
+                    report.pages.push(page);
                     // What the page looked like, for the trajectory and the report; past the
                     // budget, later steps go without.
                     let used: usize = screenshots.iter().map(Vec::len).sum();

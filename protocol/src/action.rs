@@ -1,7 +1,8 @@
 //! Actions an agent takes on a page, and the locators that find their targets.
 //!
 //! A target carries a ranked chain of locators (CSS path first, then role + accessible name,
-//! then visible text): when the first no longer resolves, the next one is tried. Fill values
+//! then visible text, then the position relative to a stable neighbour): when one no longer
+//! resolves to the element (nothing found, or an element of another name), the next is tried. Fill values
 //! that come from the task's inputs stay references to the input by name, so that a recorded
 //! trajectory or a compiled workflow never bakes in a secret.
 
@@ -23,6 +24,30 @@ pub enum Locator {
     },
     /// Visible text of the element.
     Text(String),
+    /// Relative position to a stable neighbour: the `nth` (1-based) element with `role` after
+    /// the first element whose own text is `anchor` (a heading, label, legend, table header or
+    /// term), in document order. Survives renamed classes, reordered siblings elsewhere and a
+    /// renamed control, as long as the neighbour stays.
+    Near {
+        /// The neighbour's text.
+        anchor: String,
+        /// The element's role.
+        role: String,
+        /// Which element of that role after the neighbour, from 1.
+        nth: u32,
+    },
+}
+
+impl Locator {
+    /// The locator's kind, as documents name it: `css`, `role`, `text` or `near`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Locator::Css(_) => "css",
+            Locator::Role { .. } => "role",
+            Locator::Text(_) => "text",
+            Locator::Near { .. } => "near",
+        }
+    }
 }
 
 impl fmt::Display for Locator {
@@ -31,6 +56,9 @@ impl fmt::Display for Locator {
             Locator::Css(css) => write!(f, "css={css}"),
             Locator::Role { role, name } => write!(f, "role={role}[name={name:?}]"),
             Locator::Text(text) => write!(f, "text={text:?}"),
+            Locator::Near { anchor, role, nth } => {
+                write!(f, "near={anchor:?} {role}#{nth}")
+            }
         }
     }
 }

@@ -25,7 +25,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 /// The version of `trajectory.json` this build writes and reads.
-pub const TRAJECTORY_VERSION: u32 = 1;
+pub const TRAJECTORY_VERSION: u32 = 2;
 /// The trajectory's file name in a run directory.
 pub const TRAJECTORY_FILE: &str = "trajectory.json";
 
@@ -221,6 +221,95 @@ impl TrajectoryDocument {
     }
 }
 
+/// The version of `rollouts.json` this build writes and reads.
+pub const ROLLOUTS_VERSION: u32 = 1;
+
+/// `rollouts.json` (`--keep-all`): every finished trajectory of a task, each standing on a
+/// progress report its searching node signed (whose tree holds it).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RolloutsDocument {
+    /// [`ROLLOUTS_VERSION`].
+    pub version: u32,
+    /// The task's id (hex).
+    pub task_id: String,
+    /// Signed progress reports, exactly as their nodes signed them (domain `report`).
+    pub reports: Vec<Attestation>,
+    /// The finished trajectories.
+    pub rollouts: Vec<Rollout>,
+}
+
+/// One finished trajectory: from the start URL through the branch's prefix, then down the
+/// reported tree to one of its nodes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Rollout {
+    /// Which of `reports` holds it.
+    pub report: u32,
+    /// The branch (as the queen numbered it).
+    pub branch: u64,
+    /// The tree instance and the node id in it where the trajectory ends.
+    pub tree: u64,
+    /// The node id.
+    pub node: u32,
+    /// The branch's actions from the start URL, as the queen assigned them.
+    pub prefix: Vec<crate::action::Action>,
+    /// The steps below the branch root, as the signed tree holds them.
+    pub steps: Vec<RolloutStep>,
+    /// Whether it ends at a success.
+    pub success: bool,
+}
+
+/// One step of a finished trajectory.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RolloutStep {
+    /// The action.
+    pub action: crate::action::Action,
+    /// The state reached.
+    pub fingerprint: crate::fingerprint::Fingerprint,
+    /// The action's risk class.
+    pub risk: crate::risk::RiskClass,
+    /// The state's mean backed-up value when reported.
+    pub value: f64,
+    /// What the action cost, in browser milliseconds.
+    pub cost_ms: u64,
+    /// Where the node stood: `open`, `success`, `exhausted`, or why it was pruned.
+    pub status: String,
+}
+
+impl RolloutsDocument {
+    /// The canonical JSON rendering (pretty, newline at the end).
+    pub fn to_json(&self) -> Result<Vec<u8>, serde_json::Error> {
+        let mut bytes = serde_json::to_vec_pretty(self)?;
+        bytes.push(b'\n');
+        Ok(bytes)
+    }
+}
+
+/// The path from a tree's root to node `id`, as rollout steps, or `None` if the tree does not
+/// hold it whole (or it passes through a state that was never reached).
+pub fn rollout_steps(tree: &crate::wire::TreeSnapshot, id: u32) -> Option<Vec<RolloutStep>> {
+    let by_id: std::collections::HashMap<u32, &crate::wire::TreeNode> =
+        tree.nodes.iter().map(|n| (n.id, n)).collect();
+    let mut steps = Vec::new();
+    let mut cursor = by_id.get(&id).copied()?;
+    // Bounded by the tree's size: a cycle of parent links (a forged tree) ends here.
+    for _ in 0..=tree.nodes.len() {
+        let Some(parent) = cursor.parent else {
+            steps.reverse();
+            return Some(steps);
+        };
+        steps.push(RolloutStep {
+            action: cursor.action.clone()?,
+            fingerprint: cursor.fingerprint?,
+            risk: cursor.risk,
+            value: cursor.mean_value,
+            cost_ms: cursor.cost_ms,
+            status: cursor.status.kind().to_owned(),
+        });
+        cursor = by_id.get(&parent).copied()?;
+    }
+    None
+}
+
 /// The chain's start: the hash of the task under the chain's domain tag.
 pub fn chain_start(task: &TaskSpec) -> Result<Digest32, CodecError> {
     let mut hasher = Sha256::new();
@@ -306,6 +395,7 @@ mod tests {
             cost_ms: 5,
             verdict: None,
             healed_locator: None,
+            healed_by: None,
         }
     }
 

@@ -75,6 +75,86 @@ pub fn fingerprint<S: AsRef<str>>(
     truncate(&hasher.finalize())
 }
 
+/// The fingerprint family of a page state: the kind of page rather than the exact state. It
+/// hashes the URL's path with every run of digits masked (`/order/1042` and `/order/7` are one
+/// family), the page's headings (snapshot lines of role `heading`, normalised as for the
+/// fingerprint) and its form names, and nothing else: a new link, a reordered list or renamed
+/// CSS classes leave it unchanged, a page of another kind does not. Compiled workflows expect it
+/// after each step.
+pub fn family<S: AsRef<str>>(
+    url: &str,
+    accessibility_snapshot: &str,
+    tool_names: &[S],
+) -> Fingerprint {
+    let mut hasher = Sha256::new();
+    write_field(&mut hasher, b"forager/fingerprint-family/v1");
+    let path = url::Url::parse(url.trim())
+        .map(|u| u.path().to_owned())
+        .unwrap_or_else(|_| normalise_url(url));
+    write_field(&mut hasher, mask_digits(&path).as_bytes());
+    let headings: Vec<String> = normalise_snapshot(accessibility_snapshot)
+        .into_iter()
+        .filter(|line| line.starts_with("heading "))
+        .map(|line| mask_digits(&line))
+        .collect();
+    write_field(&mut hasher, &(headings.len() as u64).to_le_bytes());
+    for line in &headings {
+        write_field(&mut hasher, line.as_bytes());
+    }
+    let mut tools: Vec<&str> = tool_names.iter().map(|t| t.as_ref().trim()).collect();
+    tools.sort_unstable();
+    tools.dedup();
+    write_field(&mut hasher, &(tools.len() as u64).to_le_bytes());
+    for tool in tools {
+        write_field(&mut hasher, tool.as_bytes());
+    }
+    truncate(&hasher.finalize())
+}
+
+/// Every run of ASCII digits replaced by `#`.
+pub fn mask_digits(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut in_digits = false;
+    for c in text.chars() {
+        if c.is_ascii_digit() {
+            if !in_digits {
+                out.push('#');
+            }
+            in_digits = true;
+        } else {
+            out.push(c);
+            in_digits = false;
+        }
+    }
+    out
+}
+
+/// The page's main heading, from its snapshot: the name of the first heading of the highest
+/// level present (`heading "Name" level=1` lines), if any.
+pub fn main_heading(accessibility_snapshot: &str) -> Option<String> {
+    let mut best: Option<(u32, String)> = None;
+    for line in accessibility_snapshot.lines() {
+        let Some(rest) = line.trim().strip_prefix("heading ") else {
+            continue;
+        };
+        let mut stream = serde_json::Deserializer::from_str(rest).into_iter::<String>();
+        let Some(Ok(name)) = stream.next() else {
+            continue;
+        };
+        let tail = &rest[stream.byte_offset()..];
+        let level = tail
+            .split_whitespace()
+            .find_map(|t| t.strip_prefix("level="))
+            .and_then(|l| l.parse::<u32>().ok())
+            .unwrap_or(9);
+        let name = name.trim().to_owned();
+        if !name.is_empty() && best.as_ref().is_none_or(|(b, _)| level < *b) {
+            best = Some((level, name));
+        }
+    }
+    best.map(|(_, name)| name)
+}
+
 /// Length-prefixed, so that field boundaries cannot be shifted to forge a collision.
 fn write_field(hasher: &mut Sha256, bytes: &[u8]) {
     hasher.update((bytes.len() as u64).to_le_bytes());
@@ -314,6 +394,36 @@ button \"Add to cart\" ref=e14
             fingerprint::<&str>("https://x.example/a", "b", &[]),
             fingerprint::<&str>("https://x.example/", "ab", &[])
         );
+    }
+
+    #[test]
+    fn the_family_ignores_links_order_and_numbers_but_not_headings() {
+        let family = |url: &str, snapshot: &str| super::family(url, snapshot, &["search"]);
+        let base = family("http://h/order/1042?x=1", SNAPSHOT);
+        // Another order number, another link, another order of lines: the same family.
+        let more = format!("link \"Help\"\n{SNAPSHOT}");
+        assert_eq!(family("http://h/order/7", &more), base);
+        let reversed: String = SNAPSHOT.lines().rev().map(|l| format!("{l}\n")).collect();
+        assert_eq!(family("http://h/order/1042", &reversed), base);
+        // Another heading, another path or another form: another family.
+        assert_ne!(
+            family("http://h/order/1042", &SNAPSHOT.replace("Results", "Cart")),
+            base
+        );
+        assert_ne!(family("http://h/orders/1042", SNAPSHOT), base);
+        assert_ne!(
+            super::family("http://h/order/1042", SNAPSHOT, &["login"]),
+            base
+        );
+        assert_eq!(mask_digits("/p/12/x3y45"), "/p/#/x#y#");
+    }
+
+    #[test]
+    fn the_main_heading_is_the_first_of_the_highest_level() {
+        let snapshot = "link \"Home\"\nheading \"Section\" level=2\nheading \"Title \\\"quoted\\\"\" level=1\nheading \"Other\" level=1";
+        assert_eq!(main_heading(snapshot).as_deref(), Some("Title \"quoted\""));
+        assert_eq!(main_heading("link \"Home\""), None);
+        assert_eq!(main_heading("heading \"\" level=1"), None);
     }
 
     #[test]

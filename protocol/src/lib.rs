@@ -15,6 +15,7 @@
 //! - [`signing`]: Ed25519 signatures over a domain-separated canonical encoding.
 //! - [`wire`]: the messages peers exchange.
 //! - [`artifact`]: the signed trajectory a run leaves behind, and its hash chain.
+//! - [`workflow`]: the compiled workflow (`workflow.json`) and its compiler.
 //!
 //! Types here are `Serialize` because they cross a boundary (disk, network, the result
 //! document); internal state of the other crates is not.
@@ -35,6 +36,7 @@ pub mod task;
 pub mod trajectory;
 pub mod verdict;
 pub mod wire;
+pub mod workflow;
 
 pub use action::{Action, FillValue, Locator, Target};
 pub use fingerprint::Fingerprint;

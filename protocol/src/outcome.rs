@@ -31,6 +31,12 @@ pub enum FailureReason {
     NavigationFailed,
     /// The user interrupted the run.
     Interrupted,
+    /// A replayed workflow step could not be carried out: no locator of its chain found the
+    /// target, or it was hidden, covered or disabled.
+    ActionFailed,
+    /// A replayed workflow step did not leave the page its workflow expects (URL path, text,
+    /// fingerprint family), or the success predicates did not hold after the last step.
+    PostconditionFailed,
 }
 
 impl FailureReason {
@@ -47,6 +53,8 @@ impl FailureReason {
             FailureReason::NotReproduced => "not_reproduced",
             FailureReason::NavigationFailed => "navigation_failed",
             FailureReason::Interrupted => "interrupted",
+            FailureReason::ActionFailed => "action_failed",
+            FailureReason::PostconditionFailed => "postcondition_failed",
         }
     }
 }

@@ -58,6 +58,10 @@ pub struct ResultStep {
     pub verdict: Option<Verdict>,
     /// Which locator of the target's chain resolved it, when it was not the first.
     pub healed_locator: Option<u32>,
+    /// That locator, as text (`role=link[name="…"]`), when it was not the first: the step was
+    /// healed by it.
+    #[serde(default)]
+    pub healed_by: Option<String>,
 }
 
 /// An action that was not executed because it needs a human's approval.

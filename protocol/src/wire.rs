@@ -9,6 +9,7 @@ use crate::action::Action;
 use crate::artifact::Digest32;
 use crate::codec::{self, CodecError};
 use crate::fingerprint::Fingerprint;
+use crate::outcome::PruneReason;
 use crate::result::{NetworkSummary, RunResult};
 use crate::risk::RiskClass;
 use crate::signing::Signed;
@@ -183,6 +184,77 @@ pub struct ProgressReport {
     /// Locations first reached by this assignment (not among those it was given), with their
     /// depth from the start URL.
     pub locations: Vec<KnownLocation>,
+    /// The branch's search tree as it stands (bounded): for the run's report, and with
+    /// `--keep-all`, the finished trajectories (every path from the start URL to one of its
+    /// nodes), signed with the report.
+    pub tree: TreeSnapshot,
+}
+
+/// Most nodes a [`TreeSnapshot`] carries.
+pub const MAX_TREE_NODES: usize = 300;
+
+/// A branch's search tree below the branch root, as the node holding it reports it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct TreeSnapshot {
+    /// Which tree (random per tree the node builds): node ids are stable within one tree, and a
+    /// branch searched again from scratch (on another node, or after its tree was dropped) gets
+    /// another.
+    pub instance: u64,
+    /// The nodes, parents before children; the branch root is id 0. When the tree is larger
+    /// than [`MAX_TREE_NODES`], the paths to successes and the most visited nodes (with their
+    /// ancestors) are kept.
+    pub nodes: Vec<TreeNode>,
+    /// Nodes left out.
+    pub omitted: u32,
+}
+
+/// One node of a search tree.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TreeNode {
+    /// Its id in the tree.
+    pub id: u32,
+    /// Its parent's id (none at the branch root).
+    pub parent: Option<u32>,
+    /// The action from the parent (none at the branch root).
+    pub action: Option<Action>,
+    /// The state reached (none for children that were never executed).
+    pub fingerprint: Option<Fingerprint>,
+    /// Where it stands.
+    pub status: TreeStatus,
+    /// Search iterations through it.
+    pub visits: u32,
+    /// Their mean backed-up value, in [0, 1].
+    pub mean_value: f64,
+    /// The action's risk class.
+    pub risk: RiskClass,
+    /// What executing the action cost, in browser milliseconds.
+    pub cost_ms: u64,
+}
+
+/// Where a tree node stands.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TreeStatus {
+    /// Searchable.
+    Open,
+    /// Its state satisfies the success predicates.
+    Success,
+    /// Everything below it was explored or pruned.
+    Exhausted,
+    /// Cut, with the reason.
+    Pruned(PruneReason),
+}
+
+impl TreeStatus {
+    /// A short snake_case name: `open`, `success`, `exhausted`, or the prune reason's kind.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            TreeStatus::Open => "open",
+            TreeStatus::Success => "success",
+            TreeStatus::Exhausted => "exhausted",
+            TreeStatus::Pruned(reason) => reason.kind(),
+        }
+    }
 }
 
 /// A path and the fingerprints it passed through.
@@ -218,6 +290,14 @@ pub struct PageInfo {
     pub verdict: Option<Verdict>,
     /// Which locator of the target's chain resolved it, when not the first.
     pub healed_locator: Option<u32>,
+    /// That locator, as text (`role=link[name="…"]`), when not the first.
+    pub healed_by: Option<String>,
+    /// The page's fingerprint family after the step (see `fingerprint::family`).
+    pub family: Option<Fingerprint>,
+    /// The page's main heading after the step, if it has one.
+    pub heading: Option<String>,
+    /// What the step cost, in browser milliseconds.
+    pub cost_ms: u64,
 }
 
 /// What a reproduction found.
@@ -349,6 +429,11 @@ pub(crate) mod tests {
             text().prop_map(Locator::Css),
             (text(), text()).prop_map(|(role, name)| Locator::Role { role, name }),
             text().prop_map(Locator::Text),
+            (text(), text(), any::<u32>()).prop_map(|(anchor, role, nth)| Locator::Near {
+                anchor,
+                role,
+                nth
+            }),
         ]
     }
 
@@ -414,6 +499,54 @@ pub(crate) mod tests {
 
     fn risk() -> impl Strategy<Value = RiskClass> {
         (1u8..=7).prop_map(|level| RiskClass::try_from(level).expect("1..=7"))
+    }
+
+    fn tree() -> impl Strategy<Value = TreeSnapshot> {
+        let status = prop_oneof![
+            Just(TreeStatus::Open),
+            Just(TreeStatus::Success),
+            Just(TreeStatus::Exhausted),
+            Just(TreeStatus::Pruned(PruneReason::Loop)),
+            text().prop_map(|reason| TreeStatus::Pruned(PruneReason::ActionFailed { reason })),
+        ];
+        let node = (
+            (any::<u32>(), prop::option::of(any::<u32>())),
+            prop::option::of(action()),
+            prop::option::of(fingerprint()),
+            status,
+            (any::<u32>(), 0.0f64..=1.0, risk(), any::<u64>()),
+        )
+            .prop_map(
+                |(
+                    (id, parent),
+                    action,
+                    fingerprint,
+                    status,
+                    (visits, mean_value, risk, cost_ms),
+                )| {
+                    TreeNode {
+                        id,
+                        parent,
+                        action,
+                        fingerprint,
+                        status,
+                        visits,
+                        mean_value,
+                        risk,
+                        cost_ms,
+                    }
+                },
+            );
+        (
+            any::<u64>(),
+            prop::collection::vec(node, 0..3),
+            any::<u32>(),
+        )
+            .prop_map(|(instance, nodes, omitted)| TreeSnapshot {
+                instance,
+                nodes,
+                omitted,
+            })
     }
 
     fn known_locations() -> impl Strategy<Value = Vec<KnownLocation>> {
@@ -603,7 +736,8 @@ pub(crate) mod tests {
                     prop::collection::vec(found_path(), 0..2),
                     any::<bool>(),
                     prop::option::of(text()),
-                    known_locations()
+                    known_locations(),
+                    tree()
                 )
                     .prop_map(
                         |(
@@ -614,6 +748,7 @@ pub(crate) mod tests {
                             exhausted,
                             error,
                             locations,
+                            tree,
                         )| {
                             ProgressReport {
                                 task,
@@ -631,6 +766,7 @@ pub(crate) mod tests {
                                 error,
                                 network: NetworkSummary::default(),
                                 locations,
+                                tree,
                             }
                         }
                     ),
@@ -649,14 +785,30 @@ pub(crate) mod tests {
                     task_id(),
                     prop::collection::vec(fingerprint(), 0..4),
                     prop::collection::vec(
-                        (text(), text(), prop::option::of(any::<u32>())).prop_map(
-                            |(url, title, healed_locator)| PageInfo {
-                                url,
-                                title,
-                                verdict: None,
-                                healed_locator,
-                            }
-                        ),
+                        (
+                            (text(), text(), prop::option::of(any::<u32>())),
+                            (
+                                prop::option::of(text()),
+                                prop::option::of(fingerprint()),
+                                prop::option::of(text()),
+                                any::<u64>()
+                            )
+                        )
+                            .prop_map(
+                                |(
+                                    (url, title, healed_locator),
+                                    (healed_by, family, heading, cost_ms),
+                                )| PageInfo {
+                                    url,
+                                    title,
+                                    verdict: None,
+                                    healed_locator,
+                                    healed_by,
+                                    family,
+                                    heading,
+                                    cost_ms,
+                                }
+                            ),
                         0..3
                     ),
                     any::<bool>(),

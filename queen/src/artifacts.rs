@@ -7,16 +7,18 @@
 //! every other file against its digest. The first failed check is reported with the file it is
 //! about and its name.
 
-use crate::journal::{JOURNAL_FILE, Journal};
+use crate::journal::Journal;
 use ed25519_dalek::{Signature, SigningKey, VerifyingKey};
 use forager_node::net::identity::peer_id_of;
 use forager_protocol::artifact::{
-    Attestation, Digest32, FileDigest, TRAJECTORY_FILE, TRAJECTORY_VERSION, TrajectoryBody,
-    TrajectoryDocument, chain, chain_next, chain_start, is_plain_file_name,
+    Attestation, Digest32, FileDigest, ROLLOUTS_VERSION, Rollout, RolloutsDocument,
+    TRAJECTORY_FILE, TRAJECTORY_VERSION, TrajectoryBody, TrajectoryDocument, chain, chain_next,
+    chain_start, is_plain_file_name, rollout_steps,
 };
 use forager_protocol::result::ResultStep;
 use forager_protocol::signing::{self, Domain};
-use forager_protocol::wire::{ProgressReport, ReplayReport, TaskId};
+use forager_protocol::wire::{ProgressReport, ReplayReport, TaskId, TreeSnapshot, TreeStatus};
+use forager_protocol::workflow::{WORKFLOW_FILE, compile};
 use forager_protocol::{Action, TaskSpec};
 use std::path::{Path, PathBuf};
 
@@ -26,6 +28,129 @@ pub const RESULT_FILE: &str = "result.json";
 /// The file name of step `index`'s screenshot (1-based).
 pub fn screenshot_name(index: usize) -> String {
     format!("step-{index:02}.jpg")
+}
+
+/// The finished trajectories' file name in a run directory (`--keep-all`).
+pub const ROLLOUTS_FILE: &str = "rollouts.json";
+
+/// A progress report kept for `rollouts.json`: as its node signed it, and what the queen knows
+/// of it.
+#[derive(Debug, Clone)]
+pub struct KeptReport {
+    /// The report as signed.
+    pub attestation: Attestation,
+    /// Its node.
+    pub node: libp2p::PeerId,
+    /// The branch it is about.
+    pub branch: u64,
+    /// The branch's actions from the start URL.
+    pub prefix: Vec<Action>,
+    /// Its tree.
+    pub tree: TreeSnapshot,
+}
+
+/// Writes `rollouts.json`: every node of every kept tree that was reached is a finished
+/// trajectory, cited with the latest kept report holding it.
+pub fn write_rollouts(
+    journal: &Journal,
+    task: &TaskId,
+    kept: &[KeptReport],
+) -> Result<(), WriteError> {
+    let mut rollouts = Vec::new();
+    let mut done = std::collections::HashSet::new();
+    for (index, report) in kept.iter().enumerate().rev() {
+        for node in &report.tree.nodes {
+            if node.parent.is_none() || node.fingerprint.is_none() {
+                continue;
+            }
+            if !done.insert((report.node, report.branch, report.tree.instance, node.id)) {
+                continue;
+            }
+            let Some(steps) = rollout_steps(&report.tree, node.id) else {
+                continue;
+            };
+            rollouts.push(Rollout {
+                report: index as u32,
+                branch: report.branch,
+                tree: report.tree.instance,
+                node: node.id,
+                prefix: report.prefix.clone(),
+                success: node.status == TreeStatus::Success,
+                steps,
+            });
+        }
+    }
+    rollouts.sort_by_key(|r| (r.report, r.node));
+    let document = RolloutsDocument {
+        version: ROLLOUTS_VERSION,
+        task_id: task.to_string(),
+        reports: kept.iter().map(|k| k.attestation.clone()).collect(),
+        rollouts,
+    };
+    let bytes = document
+        .to_json()
+        .map_err(|e| WriteError::Encoding(e.to_string()))?;
+    journal
+        .write_file(ROLLOUTS_FILE, &bytes)
+        .map_err(|source| WriteError::Io {
+            path: journal.dir().join(ROLLOUTS_FILE),
+            source,
+        })
+}
+
+/// Checks `rollouts.json`: every report opens under its signer's key, that key is the peer it
+/// names, the report is about this task, and every rollout is a path of its report's tree.
+fn verify_rollouts(bytes: &[u8], task_id: &str) -> Result<usize, VerifyError> {
+    let file = ROLLOUTS_FILE;
+    let document: RolloutsDocument = serde_json::from_slice(bytes)
+        .map_err(|e| failed(file, "format", format!("not a rollouts document: {e}")))?;
+    if document.version != ROLLOUTS_VERSION {
+        return Err(failed(
+            file,
+            "version",
+            format!("version {}", document.version),
+        ));
+    }
+    if document.task_id != task_id {
+        return Err(failed(file, "task id", "it is about another task"));
+    }
+    let mut reports = Vec::with_capacity(document.reports.len());
+    for (i, attestation) in document.reports.iter().enumerate() {
+        let (report, key): (ProgressReport, VerifyingKey) = attestation
+            .open(Domain::Report)
+            .map_err(|e| failed(file, "signatures", format!("report {i}: {e}")))?;
+        named_peer(attestation, &key, "searching node").map_err(|_| {
+            failed(
+                file,
+                "peer ids",
+                format!("report {i}'s key is not its named peer's"),
+            )
+        })?;
+        if report.task.to_string() != task_id {
+            return Err(failed(
+                file,
+                "task id",
+                format!("report {i} is about another task"),
+            ));
+        }
+        reports.push(report);
+    }
+    for (i, rollout) in document.rollouts.iter().enumerate() {
+        let report = reports
+            .get(rollout.report as usize)
+            .ok_or_else(|| failed(file, "rollouts", format!("rollout {i} cites no report")))?;
+        let holds = report.branch.0 == rollout.branch
+            && report.tree.instance == rollout.tree
+            && rollout_steps(&report.tree, rollout.node).as_ref() == Some(&rollout.steps);
+        if !holds {
+            return Err(failed(
+                file,
+                "rollouts",
+                format!("rollout {i} is not a path of the tree its report signed"),
+            ));
+        }
+    }
+    Ok(document.rollouts.len())
 }
 
 /// Why a trajectory could not be written.
@@ -44,21 +169,37 @@ pub enum WriteError {
     Encoding(String),
 }
 
-/// Writes `trajectory.json` into the task's directory, after `result.json` and the journal
-/// are final (their digests are in it).
+/// What stands behind a winning path: the finder's and the reproducer's signed reports, and
+/// the reproducer's screenshots.
+#[derive(Debug, Clone)]
+pub struct Evidence {
+    /// The finder's signed progress report holding the path.
+    pub found_by: Attestation,
+    /// The reproducer's signed replay report.
+    pub reproduced_by: Attestation,
+    /// The reproducer's screenshot of every step (empty where none was taken).
+    pub screenshots: Vec<Vec<u8>>,
+}
+
+/// Writes `trajectory.json` into the task's directory, after the files it names (`names`:
+/// the journal, the result, the workflow, the report, …) are final: their digests are in it.
 pub fn write_trajectory(
     journal: &Journal,
     key: &SigningKey,
     task: &TaskSpec,
     steps: Vec<ResultStep>,
-    screenshots: Vec<Vec<u8>>,
-    found_by: Attestation,
-    reproduced_by: Attestation,
+    evidence: Evidence,
+    names: &[&str],
 ) -> Result<(), WriteError> {
+    let Evidence {
+        found_by,
+        reproduced_by,
+        screenshots,
+    } = evidence;
     let dir = journal.dir();
     let encoding = |e: &dyn std::fmt::Display| WriteError::Encoding(e.to_string());
     let mut files = Vec::new();
-    for name in [JOURNAL_FILE, RESULT_FILE] {
+    for &name in names {
         let path = dir.join(name);
         let bytes = std::fs::read(&path).map_err(|source| WriteError::Io { path, source })?;
         files.push(FileDigest {
@@ -322,6 +463,8 @@ pub fn verify_run_dir(dir: &Path) -> Result<Verified, VerifyError> {
             || page.title != s.title
             || page.verdict != s.verdict
             || page.healed_locator != s.healed_locator
+            || page.healed_by != s.healed_by
+            || page.cost_ms != s.cost_ms
         {
             return Err(failed(
                 file,
@@ -376,6 +519,24 @@ pub fn verify_run_dir(dir: &Path) -> Result<Verified, VerifyError> {
                 "digest",
                 format!("its SHA-256 is not the one {TRAJECTORY_FILE} names"),
             ));
+        }
+        if digest.name == WORKFLOW_FILE {
+            // The workflow is what the trajectory compiles to, byte for byte.
+            let steps: Vec<ResultStep> = body.steps.iter().map(|s| s.step.clone()).collect();
+            let compiled = compile(&body.task, &steps, &replay.pages)
+                .map_err(|e| e.to_string())
+                .and_then(|w| w.to_json().map_err(|e| e.to_string()))
+                .map_err(|e| failed(WORKFLOW_FILE, "workflow", e))?;
+            if compiled != bytes {
+                return Err(failed(
+                    WORKFLOW_FILE,
+                    "workflow",
+                    "it is not the compilation of the signed trajectory",
+                ));
+            }
+        }
+        if digest.name == ROLLOUTS_FILE {
+            verify_rollouts(&bytes, &body.task_id)?;
         }
         names.push(digest.name.clone());
     }

@@ -62,6 +62,20 @@ pub enum Command {
     /// Serve a bundled demo site on 127.0.0.1 and explore a task on it: search, a two-step
     /// form with a required input, a confirmation page. Prints where the artifacts are.
     Demo(DemoArgs),
+    /// Run a compiled workflow (a run directory's workflow.json) in headless Chromium, without
+    /// search: each step's target found along its locator chain (a fallback locator that finds
+    /// it heals the step, and the result and report say which), each step's post-condition
+    /// checked (URL path, text, fingerprint family), the task's success predicates checked
+    /// after the last step. A failing step ends the run with the step, the reason and a
+    /// screenshot (failure.jpg).
+    ///
+    /// Writes result.json (the same document as explore) and report.html to --out. Exit
+    /// status: 0 pass, 1 failing, 2 bad input (an unreadable or malformed workflow, a missing or
+    /// unknown --input: nothing is launched). Example:
+    ///
+    ///   forager replay forager-runs/demo-1795321507/workflow.json --input card=12345678
+    #[command(verbatim_doc_comment)]
+    Replay(ReplayArgs),
     /// Check a run directory's signed trajectory without trusting the directory: the queen's
     /// signature over trajectory.json, the finder's and the reproducer's signed reports (and
     /// that each key is the peer it is named as), that those reports hold exactly these steps,
@@ -263,12 +277,16 @@ pub struct ExploreArgs {
     /// cache off).
     #[arg(long, default_value_t = 6)]
     pub page_cache: usize,
-    /// Directory for result.json and events.jsonl (default: forager-runs/<task>-<time>).
+    /// Directory for the artifacts (default: forager-runs/explore-<time>).
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
     /// Print the result document on stdout.
     #[arg(long)]
     pub json: bool,
+    /// Keep every finished trajectory (every path the search reached), as the nodes signed
+    /// them, in rollouts.json.
+    #[arg(long)]
+    pub keep_all: bool,
 }
 
 /// How a node or a queen joins the cluster network (shared by `forager node` and `queen`).
@@ -336,6 +354,10 @@ pub struct QueenArgs {
     /// Seconds a node may take for one assignment before its branch is reassigned.
     #[arg(long, default_value_t = 180)]
     pub assignment_deadline: u64,
+    /// Keep every finished trajectory of every task, as the nodes signed them, in
+    /// DATA/tasks/<id>/rollouts.json.
+    #[arg(long)]
+    pub keep_all: bool,
 }
 
 /// Arguments of `forager submit`.
@@ -356,6 +378,35 @@ pub struct SubmitArgs {
     /// Print the result document on stdout.
     #[arg(long)]
     pub json: bool,
+}
+
+/// Arguments of `forager replay`.
+#[derive(Debug, Args)]
+pub struct ReplayArgs {
+    /// The workflow (workflow.json of a passing run).
+    #[arg(value_name = "WORKFLOW")]
+    pub workflow: PathBuf,
+    /// A value for one of the workflow's parameters: `--input card=12345678`. Repeatable;
+    /// every parameter the workflow lists must be given.
+    #[arg(long = "input", value_name = "NAME=VALUE")]
+    pub inputs: Vec<String>,
+    /// Directory for result.json, report.html and screenshots (default:
+    /// forager-runs/replay-<time>).
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Print the result document on stdout.
+    #[arg(long)]
+    pub json: bool,
+    /// Take a screenshot after every step (step-NN.jpg, shown in the report); without it,
+    /// only where a step fails.
+    #[arg(long)]
+    pub screenshots: bool,
+    /// JavaScript added to every document before its own scripts (as given to explore).
+    #[arg(long, value_name = "FILE")]
+    pub init_script: Option<PathBuf>,
+    /// Wall-clock limit in seconds.
+    #[arg(long, value_name = "SECS", default_value_t = 120, value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    pub timeout: u64,
 }
 
 /// Arguments of `forager demo`.

@@ -7,7 +7,8 @@
 //! report back on an internal channel. Every decision is appended to the task's journal
 //! (`<data>/tasks/<task id>/events.jsonl`), from which a restarted queen resumes.
 
-use crate::journal::{Journal, JournalEvent, Recovered};
+use crate::artifacts::{Evidence, KeptReport};
+use crate::journal::{Journal, JournalEvent, JournalTree, JournalTreeNode, Recovered};
 use ed25519_dalek::SigningKey;
 use forager_node::net::identity::peer_id_of;
 use forager_node::net::{Network, NetworkEvent, Responder, Role};
@@ -21,9 +22,11 @@ use forager_protocol::score::{ScoreInputs, uct_score};
 use forager_protocol::signing::Domain;
 use forager_protocol::trajectory::Cost;
 use forager_protocol::wire::{
-    BranchAssignment, BranchId, ExpandRequest, FoundPath, KnownLocation, Message, ProgressReport,
-    ReplayReport, ReplayRequest, TaskId, TaskState, WireCandidate,
+    BranchAssignment, BranchId, ExpandRequest, FoundPath, KnownLocation, Message, PageInfo,
+    ProgressReport, ReplayReport, ReplayRequest, TaskId, TaskState, TreeSnapshot, TreeStatus,
+    WireCandidate,
 };
+use forager_protocol::workflow::WORKFLOW_FILE;
 use forager_protocol::{Action, FailureReason, Fingerprint, RiskClass, TaskSpec};
 use libp2p::PeerId;
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
@@ -46,6 +49,9 @@ pub struct QueenConfig {
     pub widening: Widening,
     /// The queen's identity key: it signs each winning trajectory (none written without it).
     pub signing_key: Option<SigningKey>,
+    /// Keep every finished trajectory (every path the searches reached), as the nodes signed
+    /// them, in `rollouts.json` beside the result.
+    pub keep_all: bool,
 }
 
 impl QueenConfig {
@@ -57,6 +63,7 @@ impl QueenConfig {
             assignment_deadline: Duration::from_secs(180),
             widening: Widening::default(),
             signing_key: None,
+            keep_all: false,
         }
     }
 }
@@ -168,14 +175,6 @@ struct Pending {
     claim: Option<Attestation>,
 }
 
-/// What stands behind a winning path: the finder's and the reproducer's signed reports, and
-/// the reproducer's screenshots.
-struct Evidence {
-    found_by: Attestation,
-    reproduced_by: Attestation,
-    screenshots: Vec<Vec<u8>>,
-}
-
 /// Replays a success gets before it is rejected and its finder distrusted: a real site (or a
 /// simulated one) can glitch once; a lie fails every time.
 const REPRODUCTION_ATTEMPTS: u32 = 2;
@@ -192,6 +191,13 @@ struct TaskRun {
     task: TaskSpec,
     /// The queen's key, which signs the trajectory.
     key: Option<SigningKey>,
+    /// Whether every finished trajectory is kept (`rollouts.json`).
+    keep_all: bool,
+    /// With `keep_all`, the signed reports whose trees hold them.
+    kept_reports: Vec<KeptReport>,
+    /// What the journal already holds of each tree (node, branch, tree instance → node id →
+    /// node as journaled), so that reports journal only what changed.
+    journaled_trees: HashMap<(PeerId, u64, u64), HashMap<u32, JournalTreeNode>>,
     started: Instant,
     phase: Phase,
     journal: Journal,
@@ -285,7 +291,7 @@ impl Actor {
                 events,
             } = recovered;
             let Ok(id) = TaskId::of(&task) else { continue };
-            let mut run = TaskRun::new(id, task, journal, self.config.signing_key.clone());
+            let mut run = TaskRun::new(id, task, journal, &self.config);
             for event in events {
                 run.replay_event(event);
             }
@@ -328,10 +334,8 @@ impl Actor {
         let dir = self.config.data.join("tasks").join(id.to_string());
         let journal = Journal::create(&dir, &task).map_err(|e| e.to_string())?;
         tracing::info!(task = %id, goal = %task.goal, "task accepted");
-        self.tasks.insert(
-            id,
-            TaskRun::new(id, task, journal, self.config.signing_key.clone()),
-        );
+        self.tasks
+            .insert(id, TaskRun::new(id, task, journal, &self.config));
         Ok(id)
     }
 
@@ -582,6 +586,20 @@ impl Actor {
     }
 }
 
+/// The start state's candidates as the queen's root holds them: the branches (within the risk
+/// ceiling, in descending prior order, which is their numbering) and the actions that need
+/// approval.
+pub fn branch_candidates(
+    candidates: Vec<WireCandidate>,
+    ceiling: RiskClass,
+) -> (Vec<WireCandidate>, Vec<WireCandidate>) {
+    let (mut branches, approvals): (Vec<_>, Vec<_>) =
+        candidates.into_iter().partition(|c| c.risk <= ceiling);
+    // Unvisited branches are tried in prior order (stable: equal priors keep the node's order).
+    branches.sort_by(|a, b| b.prior.total_cmp(&a.prior));
+    (branches, approvals)
+}
+
 type Wrap = Box<dyn FnOnce(Result<Message, String>) -> Internal + Send>;
 
 /// Sends a request in the background; its answer comes back as an internal message. The
@@ -674,8 +692,9 @@ impl Actor {
                     Ok(Message::Progress(signed)) if signed_by(&signed.signer, node) => {
                         match signed.verify(Domain::Report) {
                             Ok(report) if report.task == task && report.branch == branch => {
-                                // What stands behind a success in the trajectory, as signed.
-                                let claim = if report.successes.is_empty() {
+                                // What stands behind a success in the trajectory (and with
+                                // --keep-all, every finished rollout), as signed.
+                                let claim = if report.successes.is_empty() && !run.keep_all {
                                     None
                                 } else {
                                     Attestation::of(&signed, node.to_string()).ok()
@@ -773,11 +792,14 @@ fn signed_by(key: &ed25519_dalek::VerifyingKey, node: PeerId) -> bool {
 }
 
 impl TaskRun {
-    fn new(id: TaskId, task: TaskSpec, journal: Journal, key: Option<SigningKey>) -> TaskRun {
+    fn new(id: TaskId, task: TaskSpec, journal: Journal, config: &QueenConfig) -> TaskRun {
         TaskRun {
             id,
             task,
-            key,
+            key: config.signing_key.clone(),
+            keep_all: config.keep_all,
+            kept_reports: Vec::new(),
+            journaled_trees: HashMap::new(),
             started: Instant::now(),
             phase: Phase::Expanding,
             journal,
@@ -863,18 +885,19 @@ impl TaskRun {
     }
 
     fn set_branches(&mut self, candidates: Vec<WireCandidate>) {
-        self.branches.clear();
-        for candidate in candidates {
-            if candidate.risk > self.task.risk_ceiling {
-                self.approvals.push(FoundPath {
-                    actions: vec![candidate.action.clone()],
-                    fingerprints: Vec::new(),
-                    risks: vec![candidate.risk],
-                });
-                continue;
-            }
-            self.branches.push(Branch {
-                id: BranchId(self.branches.len() as u64),
+        let (branches, approvals) = branch_candidates(candidates, self.task.risk_ceiling);
+        for candidate in approvals {
+            self.approvals.push(FoundPath {
+                actions: vec![candidate.action.clone()],
+                fingerprints: Vec::new(),
+                risks: vec![candidate.risk],
+            });
+        }
+        self.branches = branches
+            .into_iter()
+            .enumerate()
+            .map(|(i, candidate)| Branch {
+                id: BranchId(i as u64),
                 candidate,
                 prefix_fingerprints: Vec::new(),
                 assignments: 0,
@@ -884,14 +907,8 @@ impl TaskRun {
                 in_flight_actions: 0,
                 exhausted: false,
                 holder: None,
-            });
-        }
-        // Unvisited branches are tried in prior order.
-        self.branches
-            .sort_by(|a, b| b.candidate.prior.total_cmp(&a.candidate.prior));
-        for (i, b) in self.branches.iter_mut().enumerate() {
-            b.id = BranchId(i as u64);
-        }
+            })
+            .collect();
         self.phase = Phase::Searching;
     }
 
@@ -1024,6 +1041,13 @@ impl TaskRun {
         let locations: Vec<KnownLocation> =
             report.locations.iter().copied().take(allowed).collect();
         self.learn_locations(report.branch, &locations);
+        let tree = self.journal_tree(node, report.branch.0, &report.tree);
+        if self.keep_all
+            && let Some(attestation) = &claim
+        {
+            self.keep_report(attestation.clone(), node, &report);
+        }
+        let claim = claim.filter(|_| !report.successes.is_empty());
         self.journal.append(&JournalEvent::Report {
             node: node.to_string(),
             branch: report.branch.0,
@@ -1035,6 +1059,9 @@ impl TaskRun {
             prefix_fingerprints: report.prefix_fingerprints.clone(),
             error: report.error.clone(),
             locations,
+            replayed: report.replayed,
+            cost_ms: report.cost.browser_ms,
+            tree,
         });
         for approval in report.approvals {
             if !self.approvals.iter().any(|a| a.actions == approval.actions) {
@@ -1133,6 +1160,81 @@ impl TaskRun {
         }
     }
 
+    /// The part of a reported tree the journal does not hold yet (new nodes, and nodes whose
+    /// numbers or status changed).
+    fn journal_tree(
+        &mut self,
+        node: PeerId,
+        branch: u64,
+        tree: &TreeSnapshot,
+    ) -> Option<JournalTree> {
+        if tree.nodes.is_empty() {
+            return None;
+        }
+        let seen = self
+            .journaled_trees
+            .entry((node, branch, tree.instance))
+            .or_default();
+        let mut changed = Vec::new();
+        for n in &tree.nodes {
+            let entry = JournalTreeNode {
+                id: n.id,
+                parent: n.parent,
+                label: n.action.as_ref().map(Action::label),
+                status: n.status.kind().to_owned(),
+                visits: n.visits,
+                value: n.mean_value.clamp(0.0, 1.0),
+                risk: n.risk.level(),
+                cost_ms: n.cost_ms,
+                detail: match &n.status {
+                    TreeStatus::Pruned(forager_protocol::PruneReason::ActionFailed { reason }) => {
+                        Some(reason.chars().take(200).collect())
+                    }
+                    _ => None,
+                },
+            };
+            if seen.get(&n.id) != Some(&entry) {
+                seen.insert(n.id, entry.clone());
+                changed.push(entry);
+            }
+        }
+        Some(JournalTree {
+            instance: tree.instance,
+            nodes: changed,
+            omitted: tree.omitted,
+        })
+    }
+
+    /// Keeps a signed report for `rollouts.json` when its tree holds a node no kept report of
+    /// the same tree holds yet.
+    fn keep_report(&mut self, attestation: Attestation, node: PeerId, report: &ProgressReport) {
+        let known: HashSet<u32> = self
+            .kept_reports
+            .iter()
+            .filter(|k| {
+                k.node == node
+                    && k.branch == report.branch.0
+                    && k.tree.instance == report.tree.instance
+            })
+            .flat_map(|k| k.tree.nodes.iter().map(|n| n.id))
+            .collect();
+        if report.tree.nodes.iter().all(|n| known.contains(&n.id)) {
+            return;
+        }
+        let prefix = self
+            .branches
+            .get(report.branch.0 as usize)
+            .map(|b| vec![b.candidate.action.clone()])
+            .unwrap_or_default();
+        self.kept_reports.push(KeptReport {
+            attestation,
+            node,
+            branch: report.branch.0,
+            prefix,
+            tree: report.tree.clone(),
+        });
+    }
+
     fn note_failure(&mut self, what: &str) {
         self.failures += 1;
         tracing::warn!(task = %self.id, "{what}");
@@ -1218,7 +1320,7 @@ impl TaskRun {
         steps: Vec<(Action, Fingerprint, RiskClass)>,
         finder: PeerId,
         verifier: PeerId,
-        pages: Vec<forager_protocol::wire::PageInfo>,
+        pages: Vec<PageInfo>,
         evidence: Option<Evidence>,
     ) {
         let mut result = self.base_result();
@@ -1237,9 +1339,10 @@ impl TaskRun {
                     fingerprint,
                     risk,
                     reward: 0.0,
-                    cost_ms: 0,
+                    cost_ms: page.map_or(0, |p| p.cost_ms),
                     verdict: page.and_then(|p| p.verdict.clone()),
                     healed_locator: page.and_then(|p| p.healed_locator),
+                    healed_by: page.and_then(|p| p.healed_by.clone()),
                 }
             })
             .collect();
@@ -1249,6 +1352,28 @@ impl TaskRun {
         tracing::info!(task = %self.id, %finder, %verifier, steps = result.steps.len(), "pass");
         let steps = result.steps.clone();
         self.finish(result);
+        // The compiled workflow, then the report, then the trajectory that names both.
+        let mut files = self.write_common_artifacts();
+        if !steps.is_empty() {
+            match forager_protocol::workflow::compile(&self.task, &steps, &pages)
+                .map_err(|e| e.to_string())
+                .and_then(|w| w.to_json().map_err(|e| e.to_string()))
+            {
+                Ok(bytes) => match self.journal.write_file(WORKFLOW_FILE, &bytes) {
+                    Ok(()) => files.insert(2, WORKFLOW_FILE),
+                    Err(error) => {
+                        tracing::error!(task = %self.id, %error, "cannot write the workflow")
+                    }
+                },
+                Err(error) => {
+                    tracing::error!(task = %self.id, %error, "cannot compile the workflow")
+                }
+            }
+        }
+        self.write_report();
+        if self.journal.dir().join(crate::report::REPORT_FILE).exists() {
+            files.push(crate::report::REPORT_FILE);
+        }
         match (evidence, &self.key) {
             (Some(evidence), Some(key)) => {
                 let written = crate::artifacts::write_trajectory(
@@ -1256,9 +1381,8 @@ impl TaskRun {
                     key,
                     &self.task,
                     steps,
-                    evidence.screenshots,
-                    evidence.found_by,
-                    evidence.reproduced_by,
+                    evidence,
+                    &files,
                 );
                 if let Err(error) = written {
                     tracing::error!(task = %self.id, %error, "cannot write the trajectory");
@@ -1267,6 +1391,26 @@ impl TaskRun {
             // The start page itself passed (no node report stands behind an empty path), or
             // this queen has no key to sign with.
             _ => tracing::info!(task = %self.id, "no signed trajectory for this result"),
+        }
+    }
+
+    /// Writes what every finished task has besides its journal and result (`rollouts.json`
+    /// with `keep_all`), and returns the names of the files a trajectory covers so far.
+    fn write_common_artifacts(&mut self) -> Vec<&'static str> {
+        let mut files = vec![crate::journal::JOURNAL_FILE, crate::artifacts::RESULT_FILE];
+        if self.keep_all {
+            match crate::artifacts::write_rollouts(&self.journal, &self.id, &self.kept_reports) {
+                Ok(()) => files.push(crate::artifacts::ROLLOUTS_FILE),
+                Err(error) => tracing::error!(task = %self.id, %error, "cannot write the rollouts"),
+            }
+        }
+        files
+    }
+
+    /// Writes `report.html` from the finished task's files.
+    fn write_report(&self) {
+        if let Err(error) = crate::report::write_run_report(self.journal.dir()) {
+            tracing::error!(task = %self.id, %error, "cannot write the report");
         }
     }
 
@@ -1314,6 +1458,8 @@ impl TaskRun {
         let mut result = self.base_result();
         result.error = Some(RunError { reason, detail });
         self.finish(result);
+        self.write_common_artifacts();
+        self.write_report();
     }
 
     fn finish(&mut self, result: RunResult) {

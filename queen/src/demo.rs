@@ -50,6 +50,7 @@ pub fn run(args: &DemoArgs) -> anyhow::Result<ExitCode> {
                 out: args.out.clone().unwrap_or_else(|| default_out("demo")),
                 progress: std::io::stderr().is_terminal(),
                 browser: BrowserOptions::default(),
+                keep_all: false,
             },
         )
         .await?;

@@ -30,6 +30,7 @@ pub fn run(args: &ExploreArgs) -> anyhow::Result<ExitCode> {
             out,
             progress: std::io::stderr().is_terminal(),
             browser: BrowserOptions::default(),
+            keep_all: args.keep_all,
         },
     ))?;
     Ok(report(&outcome, args.json))

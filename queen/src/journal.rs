@@ -69,6 +69,16 @@ pub enum JournalEvent {
         /// Locations first reached, with their depth from the start URL (absent in version 1).
         #[serde(default)]
         locations: Vec<KnownLocation>,
+        /// Actions replayed to restore states (absent before version 3).
+        #[serde(default)]
+        replayed: u64,
+        /// Browser milliseconds the assignment cost (absent before version 3).
+        #[serde(default)]
+        cost_ms: u64,
+        /// The branch's search tree: the nodes new or changed since this node's last report on
+        /// it (absent before version 3).
+        #[serde(default)]
+        tree: Option<JournalTree>,
     },
     /// A node's assignment was lost (dead node, missed deadline) and its branch went back to
     /// the pool.
@@ -142,12 +152,77 @@ pub enum JournalEvent {
     },
 }
 
+/// Part of a branch's search tree, as the journal keeps it for the report: node labels and
+/// numbers, no locators.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JournalTree {
+    /// Which tree (see `TreeSnapshot::instance`): node ids are its own.
+    pub instance: u64,
+    /// Nodes new or changed since the last report on this tree.
+    pub nodes: Vec<JournalTreeNode>,
+    /// Nodes the reporting node left out of its snapshot (its tree was larger than a report
+    /// carries).
+    pub omitted: u32,
+}
+
+/// A node of a search tree in the journal.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JournalTreeNode {
+    /// Its id in its tree (the branch root is 0).
+    pub id: u32,
+    /// Its parent's id.
+    pub parent: Option<u32>,
+    /// The action's label (none at the branch root).
+    pub label: Option<String>,
+    /// `open`, `success`, `exhausted`, or the reason it was pruned (`no_progress`, `loop`,
+    /// `transposition`, `approval_required`, `action_failed`, `nondeterministic`,
+    /// `depth_limit`, `replay_unsafe`).
+    pub status: String,
+    /// Search iterations through it.
+    pub visits: u32,
+    /// Their mean value.
+    pub value: f64,
+    /// The action's risk class (1–7).
+    pub risk: u8,
+    /// What the action cost, in browser milliseconds.
+    pub cost_ms: u64,
+    /// For an action that failed, what the environment said.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
+}
+
 #[derive(Serialize, Deserialize)]
 struct Line {
     /// Unix milliseconds.
     at_ms: u64,
     #[serde(flatten)]
     event: JournalEvent,
+}
+
+/// An entry as read back, with its time.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Entry {
+    /// Unix milliseconds.
+    pub at_ms: u64,
+    /// The entry.
+    pub event: JournalEvent,
+}
+
+/// Every entry of a journal file; a torn last line ends it.
+pub fn read_entries(path: &Path) -> std::io::Result<Vec<Entry>> {
+    let file = std::fs::File::open(path)?;
+    let mut entries = Vec::new();
+    for line in std::io::BufReader::new(file).lines() {
+        let Ok(line) = line else { break };
+        let Ok(parsed) = serde_json::from_str::<Line>(&line) else {
+            break;
+        };
+        entries.push(Entry {
+            at_ms: parsed.at_ms,
+            event: parsed.event,
+        });
+    }
+    Ok(entries)
 }
 
 /// An open journal.

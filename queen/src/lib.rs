@@ -2,7 +2,10 @@
 //!
 //! # Layout
 //!
-//! - [`artifacts`]: the signed trajectory a passing run leaves, and `forager verify`.
+//! - [`artifacts`]: the signed trajectory a passing run leaves (and `rollouts.json` with
+//!   `--keep-all`), and `forager verify`.
+//! - [`report`]: `report.html`, the page a person looks at.
+//! - [`replay`]: `forager replay`, a compiled workflow run without search.
 //! - [`cli`]: the command line (clap), every flag documented for `--help`.
 //! - [`simulate`]: `forager simulate`, strategy comparisons and weight sweeps on synthetic
 //!   websites.
@@ -19,6 +22,8 @@ pub mod demo_site;
 pub mod explore;
 pub mod journal;
 pub mod peers;
+pub mod replay;
+pub mod report;
 pub mod run;
 pub mod simulate;
 pub mod task_input;

@@ -18,6 +18,7 @@ fn main() -> ExitCode {
         Command::Submit(args) => forager_queen::peers::submit(&args),
         Command::Key { out } => forager_queen::peers::key(&out),
         Command::Verify { dir, json } => forager_queen::artifacts::run_verify(&dir, json),
+        Command::Replay(args) => forager_queen::replay::run(&args),
     };
     match result {
         Ok(code) => code,

@@ -168,6 +168,7 @@ pub fn queen(args: &QueenArgs) -> anyhow::Result<ExitCode> {
         let queen_config = QueenConfig {
             chunk_actions: args.chunk.max(1),
             assignment_deadline: Duration::from_secs(args.assignment_deadline.max(1)),
+            keep_all: args.keep_all,
             ..QueenConfig::new(args.data.clone())
         };
         let handle = spawn_queen(&identity, config, queen_config).await?;

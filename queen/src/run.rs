@@ -1,12 +1,16 @@
 //! Running one task on an embedded cluster: a queen and N nodes in this process, each node
 //! with its own Chromium, over libp2p on 127.0.0.1: the same code path as a real cluster.
-//! Shows progress, and writes `result.json` and `events.jsonl` (the queen's journal).
+//! Shows progress, and gathers the queen's files of the task into the run directory:
+//! `result.json`, `events.jsonl` (the queen's journal), `report.html`, and for a passing run
+//! `workflow.json`, `trajectory.json` and the step screenshots (`rollouts.json` with
+//! `--keep-all`).
 
 use crate::BadInput;
-use crate::artifacts::{RESULT_FILE, screenshot_name};
+use crate::artifacts::{RESULT_FILE, ROLLOUTS_FILE, screenshot_name};
 use crate::cluster::{loopback, random_cluster_key, spawn_node, spawn_queen, wait_for_peers};
 use crate::coordinator::QueenConfig;
 use crate::journal::JOURNAL_FILE;
+use crate::report::REPORT_FILE;
 use forager_node::browser::{BrowserOptions, BrowserPool, ChromiumFactory, EnvOptions};
 use forager_node::index::Replica;
 use forager_node::net::{NetworkConfig, NodeIdentity, Role};
@@ -14,6 +18,7 @@ use forager_node::worker::WorkerConfig;
 use forager_protocol::artifact::TRAJECTORY_FILE;
 use forager_protocol::result::{RESULT_VERSION, RunError, RunResult, Status};
 use forager_protocol::wire::{TaskId, TaskState};
+use forager_protocol::workflow::WORKFLOW_FILE;
 use forager_protocol::{FailureReason, TaskSpec};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::path::{Path, PathBuf};
@@ -35,6 +40,8 @@ pub struct RunOptions {
     pub progress: bool,
     /// Chromium.
     pub browser: BrowserOptions,
+    /// Keep every finished trajectory (`rollouts.json`).
+    pub keep_all: bool,
 }
 
 /// What a run produced.
@@ -102,7 +109,10 @@ pub async fn run_task(task: TaskSpec, options: RunOptions) -> anyhow::Result<Run
             listen: vec![loopback()],
             ..NetworkConfig::new(Role::Queen, key)
         },
-        QueenConfig::new(queen_data.clone()),
+        QueenConfig {
+            keep_all: options.keep_all,
+            ..QueenConfig::new(queen_data.clone())
+        },
     )
     .await?;
     let mut pools = Vec::new();
@@ -214,6 +224,14 @@ pub async fn run_task(task: TaskSpec, options: RunOptions) -> anyhow::Result<Run
     if copy(RESULT_FILE, RESULT_FILE).is_err() {
         // No result from the queen (an interrupted run): this one is written here.
         write_json(&options.out.join(RESULT_FILE), &result)?;
+    }
+    // Present only for some runs (a workflow when passing, rollouts with --keep-all).
+    for name in [REPORT_FILE, WORKFLOW_FILE, ROLLOUTS_FILE] {
+        if task_dir.join(name).exists()
+            && let Err(error) = copy(name, name)
+        {
+            tracing::warn!(%error, "cannot copy {name} to the run directory");
+        }
     }
     if result.status == Status::Pass {
         if let Err(error) = copy(TRAJECTORY_FILE, TRAJECTORY_FILE) {

@@ -21,6 +21,20 @@ pub fn read_task_file(path: &Path) -> Result<TaskSpec, BadInput> {
     parsed.map_err(|e| BadInput(format!("task file {}: {e}", path.display())))
 }
 
+/// `--input NAME=VALUE` flags as a map.
+pub fn parse_inputs(
+    pairs: &[String],
+) -> Result<std::collections::BTreeMap<String, String>, BadInput> {
+    let mut inputs = std::collections::BTreeMap::new();
+    for pair in pairs {
+        let (name, value) = pair
+            .split_once('=')
+            .ok_or_else(|| BadInput(format!("--input expects NAME=VALUE, got {pair:?}")))?;
+        inputs.insert(name.trim().to_owned(), value.to_owned());
+    }
+    Ok(inputs)
+}
+
 /// The task the flags (and the task file, if any) describe, validated.
 pub fn build_task(args: &TaskArgs) -> Result<TaskSpec, BadInput> {
     let mut task = match &args.task {
@@ -51,12 +65,7 @@ pub fn build_task(args: &TaskArgs) -> Result<TaskSpec, BadInput> {
         args.extract.clone().map(SuccessPredicate::Extraction),
     ];
     task.success.extend(flags.into_iter().flatten());
-    for pair in &args.inputs {
-        let (name, value) = pair
-            .split_once('=')
-            .ok_or_else(|| BadInput(format!("--input expects NAME=VALUE, got {pair:?}")))?;
-        task.inputs.insert(name.trim().to_owned(), value.to_owned());
-    }
+    task.inputs.extend(parse_inputs(&args.inputs)?);
     if let Some(budget) = args.budget {
         task.budget.actions = budget;
     }

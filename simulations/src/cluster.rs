@@ -72,6 +72,11 @@ impl SimBrowser {
             title: page.title.clone(),
             verdict: None,
             healed_locator: None,
+            healed_by: None,
+            // A simulated page's kind is its place in the site.
+            family: Some(Fingerprint::of_bytes("sim-family", page.path.as_bytes())),
+            heading: Some(page.title.clone()),
+            cost_ms: 0,
         });
     }
 }
@@ -178,6 +183,10 @@ impl EnvFactory for SimFactory {
             title: String::new(),
             verdict: None,
             healed_locator: None,
+            healed_by: None,
+            family: None,
+            heading: None,
+            cost_ms: 0,
         })
     }
 

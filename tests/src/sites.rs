@@ -640,10 +640,39 @@ for (const s of slots) { const li = document.createElement("li"); li.innerHTML =
     )
 }
 
-/// The random-content fixture.
+// A page whose content depends on timers and clocks: how many interval ticks fit before a
+// timeout, and how long the wait took by performance.now and Date.now. With real timers the
+// readings differ from load to load (sub-millisecond decimals, racing timers).
+async fn timers_page() -> Html<String> {
+    Html(
+        r#"<!doctype html><html><head><title>Timers</title></head><body><h1>Timers</h1><script>
+const t0 = performance.now();
+const d0 = Date.now();
+let ticks = 0;
+const interval = setInterval(() => { ticks++; }, 7);
+setTimeout(() => {
+  clearInterval(interval);
+  const button = document.createElement("button");
+  button.id = "reading";
+  button.textContent = `ticks ${ticks}, waited ${(performance.now() - t0).toFixed(3)} ms, date +${Date.now() - d0}`;
+  document.body.appendChild(button);
+  requestAnimationFrame((a) => requestAnimationFrame((b) => {
+    const frame = document.createElement("button");
+    frame.id = "frame";
+    frame.textContent = `frame ${(b - a).toFixed(3)}`;
+    document.body.appendChild(frame);
+  }));
+}, 50);
+</script></body></html>"#
+            .to_owned(),
+    )
+}
+
+/// The random-content fixture (and `/timers`, whose content depends on timers and clocks).
 pub fn random() -> Router<Arc<Counters>> {
     Router::new()
         .route("/", get(random_page))
+        .route("/timers", get(timers_page))
         .route(
             "/r/{n}",
             get(|| async { page("Nothing here", "<p><a href=\"/\">Back</a></p>") }),

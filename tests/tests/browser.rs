@@ -162,3 +162,76 @@ async fn writes_are_never_replayed_on_a_site_not_declared_resettable() {
     pool.shutdown().await;
     assert_no_chromium_left(&prefix);
 }
+
+/// Opens `url` in a fresh context of `pool` with `seed`, waits for the element `#id` to appear,
+/// and returns its text and the page's fingerprint then.
+async fn reading(
+    pool: &BrowserPool,
+    url: &str,
+    seed: u64,
+    ids: &[&str],
+) -> (Vec<String>, Fingerprint) {
+    use forager_node::browser::{NetworkLog, OriginGuard, Tab, Timeouts};
+    let (browser, _) = pool.browser().await.expect("Chromium starts");
+    let guard = Arc::new(OriginGuard::new([url]));
+    let network = Arc::new(std::sync::Mutex::new(NetworkLog::default()));
+    let mut tab = Tab::open(browser, guard, network, seed, None, Timeouts::default())
+        .await
+        .expect("a tab");
+    tab.navigate(url).await.expect("loads");
+    let script = format!(
+        "{:?}.map((id) => document.getElementById(id)).every(Boolean)",
+        ids
+    );
+    let mut present = false;
+    for _ in 0..200 {
+        if tab.evaluate(script.clone(), false).await == Ok(serde_json::Value::Bool(true)) {
+            present = true;
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    assert!(present, "the page's timers never ran");
+    let mut texts = Vec::new();
+    for id in ids {
+        let text = tab
+            .evaluate(
+                format!("document.getElementById({id:?}).textContent"),
+                false,
+            )
+            .await
+            .expect("text");
+        texts.push(text.as_str().unwrap_or_default().to_owned());
+    }
+    let fingerprint = tab.observation().await.expect("observes").fingerprint;
+    tab.close().await;
+    (texts, fingerprint)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn timers_and_clocks_are_controlled_so_two_loads_agree() {
+    let site = sites::serve(sites::random()).await;
+    let prefix = unique_prefix("timers");
+    let pool = BrowserPool::new(BrowserOptions {
+        profile_prefix: prefix.clone(),
+        ..BrowserOptions::default()
+    });
+    let url = site.url("/timers");
+    let ids = ["reading", "frame"];
+    let (first, first_fingerprint) = reading(&pool, &url, 3, &ids).await;
+    let (second, second_fingerprint) = reading(&pool, &url, 3, &ids).await;
+    // Seven 7 ms ticks fit before the 50 ms timeout; the clocks read exactly the virtual time
+    // (one microsecond per reading: the timeout was set two readings after t0, so it is due at
+    // t0 + 50.002); a frame is 16 ms. Real timers would give other, varying numbers.
+    assert_eq!(
+        first,
+        vec![
+            "ticks 7, waited 50.002 ms, date +50".to_owned(),
+            "frame 16.000".to_owned()
+        ]
+    );
+    assert_eq!(first, second);
+    assert_eq!(first_fingerprint, second_fingerprint);
+    pool.shutdown().await;
+    assert_no_chromium_left(&prefix);
+}

@@ -658,6 +658,7 @@ async fn a_node_faking_a_success_does_not_win() {
                         locations: (0..1000)
                             .map(|location| KnownLocation { location, depth: 1 })
                             .collect(),
+                        tree: Default::default(),
                     };
                     Message::Progress(
                         Signed::new(liar_id.signing_key(), Domain::Report, report).expect("signs"),

@@ -8,17 +8,16 @@
 //! the task declares the site resettable: the server would see the write twice.
 
 use super::pool::BrowserPool;
+use super::steps::{Heal, Predicates, perform};
 use super::tab::{NetworkLog, OriginGuard, Tab, Timeouts};
 use crate::environment::{Candidate, EnvError, Environment, StateInfo, Step};
 use crate::policy::{DefaultPolicy, Policy, Proposals, TaskContext, location_of};
 use chromiumoxide::Browser;
-use forager_protocol::meaningful::is_meaningful;
 use forager_protocol::observation::Observation;
 use forager_protocol::submit::is_submit_shaped;
-use forager_protocol::task::SuccessPredicate;
 use forager_protocol::trajectory::Cost;
 use forager_protocol::verdict::{Verdict, VerdictOutcome, pre_pass};
-use forager_protocol::{Action, FillValue, Fingerprint, RiskClass, TaskSpec};
+use forager_protocol::{Action, Fingerprint, RiskClass, TaskSpec};
 use serde::Serialize;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -101,6 +100,28 @@ pub struct PageSummary {
     pub title: String,
     /// The HTTP status, when known.
     pub http_status: Option<u16>,
+    /// The fingerprint family (see `forager_protocol::fingerprint::family`).
+    pub family: Fingerprint,
+    /// The main heading, if the page has one.
+    pub heading: Option<String>,
+}
+
+impl PageSummary {
+    /// The summary of an observation.
+    pub fn of(observation: &Observation) -> PageSummary {
+        let snapshot = observation.snapshot.join("\n");
+        PageSummary {
+            url: observation.url.clone(),
+            title: observation.title.clone(),
+            http_status: observation.http_status,
+            family: forager_protocol::fingerprint::family(
+                &observation.url,
+                &snapshot,
+                &observation.forms,
+            ),
+            heading: forager_protocol::fingerprint::main_heading(&snapshot),
+        }
+    }
 }
 
 struct Live {
@@ -110,41 +131,6 @@ struct Live {
     state: StateInfo,
     proposals: Proposals,
     dirty: bool,
-}
-
-struct Predicates {
-    urls: Vec<regex::Regex>,
-    texts: Vec<String>,
-    selectors: Vec<String>,
-    scripts: Vec<String>,
-    extractions: Vec<String>,
-}
-
-impl Predicates {
-    fn of(task: &TaskSpec) -> Result<Predicates, EnvError> {
-        let mut p = Predicates {
-            urls: Vec::new(),
-            texts: Vec::new(),
-            selectors: Vec::new(),
-            scripts: Vec::new(),
-            extractions: Vec::new(),
-        };
-        for predicate in &task.success {
-            match predicate {
-                SuccessPredicate::UrlMatches(re) => p.urls.push(
-                    regex::RegexBuilder::new(re)
-                        .size_limit(1 << 20)
-                        .build()
-                        .map_err(|e| EnvError::Other(format!("bad URL regex: {e}")))?,
-                ),
-                SuccessPredicate::TextPresent(t) => p.texts.push(t.clone()),
-                SuccessPredicate::SelectorPresent(s) => p.selectors.push(s.clone()),
-                SuccessPredicate::JavaScript(s) => p.scripts.push(s.clone()),
-                SuccessPredicate::Extraction(s) => p.extractions.push(s.clone()),
-            }
-        }
-        Ok(p)
-    }
 }
 
 /// Headless Chromium as an environment. See the module documentation.
@@ -163,7 +149,7 @@ pub struct ChromiumEnv {
     risks: HashMap<Action, RiskClass>,
     pages: HashMap<Fingerprint, PageSummary>,
     verdicts: HashMap<(Fingerprint, Fingerprint), Verdict>,
-    heals: HashMap<(Fingerprint, Fingerprint), usize>,
+    heals: HashMap<(Fingerprint, Fingerprint), Heal>,
     stats: EnvStats,
     root: Option<Fingerprint>,
     /// A tab being opened in the background, so that a restore need not wait for one.
@@ -252,8 +238,8 @@ impl ChromiumEnv {
 
     /// Which locator of the chain resolved the step from `before` to `after`, when it was not
     /// the first (a healed step).
-    pub fn healed_locator(&self, before: &Fingerprint, after: &Fingerprint) -> Option<usize> {
-        self.heals.get(&(*before, *after)).copied()
+    pub fn healed(&self, before: &Fingerprint, after: &Fingerprint) -> Option<&Heal> {
+        self.heals.get(&(*before, *after))
     }
 
     /// The current observation.
@@ -445,85 +431,15 @@ impl ChromiumEnv {
         })
     }
 
-    fn input_value(&self, value: &FillValue) -> Result<String, EnvError> {
-        match value {
-            FillValue::Literal(text) => Ok(text.clone()),
-            FillValue::Input(name) => self
-                .task
-                .inputs
-                .get(name)
-                .cloned()
-                .ok_or_else(|| EnvError::Other(format!("the task has no input named {name:?}"))),
-        }
-    }
-
-    /// Carries out one action on a tab; returns the locator index that resolved its target.
-    async fn execute(&self, tab: &Tab, action: &Action) -> Result<usize, EnvError> {
-        let what = action.label();
-        let used = match action {
-            Action::Click { target } => tab.click(&target.locators, &what).await?,
-            Action::Fill {
-                target,
-                value,
-                enter,
-            } => {
-                let text = self.input_value(value)?;
-                let used = tab.fill(&target.locators, &what, &text).await?;
-                if *enter {
-                    tab.press("Enter").await?;
-                }
-                used
-            }
-            Action::FillForm { fields, submit } => {
-                let mut used = 0;
-                for field in fields {
-                    let text = self.input_value(&field.value)?;
-                    let what = format!("field {:?}", field.target.name);
-                    let index = if field.select {
-                        tab.select(&field.target.locators, &what, &text).await?
-                    } else {
-                        tab.fill(&field.target.locators, &what, &text).await?
-                    };
-                    used = used.max(index);
-                }
-                match submit {
-                    Some(target) => used.max(tab.click(&target.locators, &what).await?),
-                    None => {
-                        tab.press("Enter").await?;
-                        used
-                    }
-                }
-            }
-            Action::Select { target, option } => {
-                tab.select(&target.locators, &what, option).await?
-            }
-            Action::Press { key } => {
-                tab.press(key).await?;
-                0
-            }
-            Action::Navigate { url } => {
-                if !self.guard.allows(url) {
-                    return Err(EnvError::NavigationBlocked(format!(
-                        "{url} is outside the task's origins"
-                    )));
-                }
-                tab.navigate(url).await?;
-                0
-            }
-            Action::Back => {
-                tab.back().await?;
-                0
-            }
-            Action::Done => 0,
-        };
-        tab.settle().await?;
-        Ok(used)
+    /// Carries out one action on a tab; returns the heal when a fallback locator found a target.
+    async fn execute(&self, tab: &Tab, action: &Action) -> Result<Option<Heal>, EnvError> {
+        perform(tab, action, &self.task.inputs, &self.guard).await
     }
 
     /// Looks at a tab: observation, success predicates, proposals, state.
     async fn look(&mut self, tab: &Tab) -> Result<(Observation, StateInfo, Proposals), EnvError> {
         let observation = tab.observation().await?;
-        let success = self.success(tab, &observation).await?;
+        let success = self.predicates.hold(tab, &observation).await?;
         let proposals = self.policy.propose(&observation, &self.context);
         for candidate in &proposals.candidates {
             self.risks
@@ -557,41 +473,8 @@ impl ChromiumEnv {
         };
         self.pages
             .entry(observation.fingerprint)
-            .or_insert_with(|| PageSummary {
-                url: observation.url.clone(),
-                title: observation.title.clone(),
-                http_status: observation.http_status,
-            });
+            .or_insert_with(|| PageSummary::of(&observation));
         Ok((observation, state, proposals))
-    }
-
-    async fn success(&self, tab: &Tab, observation: &Observation) -> Result<bool, EnvError> {
-        let p = &self.predicates;
-        if !p.urls.iter().all(|re| re.is_match(&observation.url)) {
-            return Ok(false);
-        }
-        if !p.texts.is_empty() || !p.selectors.is_empty() {
-            let (texts, selectors) = tab.check_dom(&p.texts, &p.selectors).await?;
-            if !texts.iter().all(|&b| b) || !selectors.iter().all(|&b| b) {
-                return Ok(false);
-            }
-        }
-        for script in &p.scripts {
-            // A predicate that throws is a predicate that does not hold.
-            match tab.evaluate(script.clone(), false).await {
-                Ok(serde_json::Value::Bool(true)) => {}
-                Ok(_) | Err(EnvError::Other(_)) => return Ok(false),
-                Err(other) => return Err(other),
-            }
-        }
-        for script in &p.extractions {
-            match tab.evaluate(script.clone(), false).await {
-                Ok(value) if is_meaningful(&value) => {}
-                Ok(_) | Err(EnvError::Other(_)) => return Ok(false),
-                Err(other) => return Err(other),
-            }
-        }
-        Ok(true)
     }
 
     /// Keeps a live tab in the cache (most recent last), closing the oldest beyond capacity.
@@ -669,8 +552,8 @@ impl ChromiumEnv {
         };
         self.stats.acts += 1;
         let result = self.execute(&live.tab, action).await;
-        let used = match result {
-            Ok(used) => used,
+        let heal = match result {
+            Ok(heal) => heal,
             Err(error) => {
                 // The page may be half-way through the action: never reuse it.
                 live.dirty = true;
@@ -703,8 +586,8 @@ impl ChromiumEnv {
             self.verdicts
                 .insert((before, observation.fingerprint), verdict);
         }
-        if used > 0 {
-            self.heals.insert((before, observation.fingerprint), used);
+        if let Some(heal) = heal {
+            self.heals.insert((before, observation.fingerprint), heal);
         }
         live.prefix.push((action.clone(), observation.fingerprint));
         live.observation = observation;
@@ -913,11 +796,16 @@ impl crate::worker::EnvFactory for ChromiumFactory {
         after: Fingerprint,
     ) -> forager_protocol::wire::PageInfo {
         let page = env.page(&after);
+        let heal = env.healed(&before, &after);
         forager_protocol::wire::PageInfo {
             url: page.map(|p| p.url.clone()).unwrap_or_default(),
             title: page.map(|p| p.title.clone()).unwrap_or_default(),
             verdict: env.verdict(&before, &after).cloned(),
-            healed_locator: env.healed_locator(&before, &after).map(|h| h as u32),
+            healed_locator: heal.map(|h| h.index),
+            healed_by: heal.map(|h| h.locator.clone()),
+            family: page.map(|p| p.family),
+            heading: page.and_then(|p| p.heading.clone()),
+            cost_ms: 0,
         }
     }
 

@@ -6,8 +6,12 @@
 //! - `tab`: an isolated browser context with one page, forager's scripts and guards (seeded
 //!   randomness, fixed-epoch clock, non-blocking dialogs, origin-restricted requests), and the
 //!   primitives: observe, click, fill, select, press, navigate, back, settle, screenshot.
+//! - `steps`: what every user of a tab does: carry out an action (locator chains, inputs by
+//!   name, settling) and check success predicates.
 //! - `env`: [`ChromiumEnv`], the environment: the page cache, replay with fingerprint checks,
 //!   the refusal to replay writes, success predicates, the validator's pre-pass.
+//! - `replay`: [`replay_workflow`], a compiled workflow run without search: every step's
+//!   post-condition checked, healed locators recorded, a screenshot where it fails.
 //!
 //! Page scripts live in `js/`: `observe.js` (the DOM walk behind every observation),
 //! `act.js` (locator resolution and field helpers), `prelude.js` (roles, accessible names, CSS
@@ -16,6 +20,8 @@
 mod env;
 mod pool;
 mod process;
+mod replay;
+mod steps;
 mod tab;
 
 pub use env::{ChromiumEnv, ChromiumFactory, EnvOptions, EnvStats, ModelValidator, PageSummary};
@@ -24,4 +30,6 @@ pub use process::{
     BrowserOptions, BrowserProcess, DEBIAN_CHROMIUM, FLAGS, LaunchError, kill_group,
     reap_stale_browsers,
 };
+pub use replay::{ReplayFailure, ReplayOptions, ReplayRun, ReplayedStep, replay_workflow};
+pub use steps::Heal;
 pub use tab::{NetworkLog, OriginGuard, Tab, Timeouts};

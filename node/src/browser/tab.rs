@@ -29,6 +29,7 @@ use chromiumoxide::page::ScreenshotParams;
 use chromiumoxide::types::MethodId;
 use chromiumoxide::{Browser, Page};
 use chromiumoxide::{Command, Method};
+use forager_protocol::Target;
 use forager_protocol::observation::{Dialog, Element, Observation};
 use futures::StreamExt;
 use serde::{Deserialize, Serialize};
@@ -606,13 +607,15 @@ impl Tab {
     async fn act_script(
         &self,
         op: &str,
-        locators: &[forager_protocol::Locator],
+        target: &Target,
         arg: &str,
     ) -> Result<ActResult, EnvError> {
+        let expect = serde_json::json!({ "role": target.role, "name": target.name });
         let script = format!(
-            "(() => {{ const OP = {}; const LOCATORS = {}; const ARG = {};\n{PRELUDE}\n{ACT}\n}})()",
+            "(() => {{ const OP = {}; const LOCATORS = {}; const EXPECT = {}; const ARG = {};\n{PRELUDE}\n{ACT}\n}})()",
             js_string(&op),
-            js_string(&locators),
+            js_string(&target.locators),
+            js_string(&expect),
             js_string(&arg)
         );
         let value = self.evaluate(script, true).await?;
@@ -637,12 +640,8 @@ impl Tab {
     }
 
     /// Clicks the element a locator chain resolves to, with real mouse events at its centre.
-    pub async fn click(
-        &self,
-        locators: &[forager_protocol::Locator],
-        what: &str,
-    ) -> Result<LocatorIndex, EnvError> {
-        let result = self.act_script("point", locators, "").await?;
+    pub async fn click(&self, target: &Target, what: &str) -> Result<LocatorIndex, EnvError> {
+        let result = self.act_script("point", target, "").await?;
         if let Some(error) = Tab::target_error(&result, what) {
             return Err(error);
         }
@@ -657,11 +656,11 @@ impl Tab {
     /// Types text into the element a locator chain resolves to (after clearing it).
     pub async fn fill(
         &self,
-        locators: &[forager_protocol::Locator],
+        target: &Target,
         what: &str,
         text: &str,
     ) -> Result<LocatorIndex, EnvError> {
-        let result = self.act_script("focus_clear", locators, "").await?;
+        let result = self.act_script("focus_clear", target, "").await?;
         if result.status == "unfocusable" {
             return Err(EnvError::TargetHidden(format!("{what} cannot take focus")));
         }
@@ -682,11 +681,11 @@ impl Tab {
     /// Chooses an option (by value or label) in a select.
     pub async fn select(
         &self,
-        locators: &[forager_protocol::Locator],
+        target: &Target,
         what: &str,
         option: &str,
     ) -> Result<LocatorIndex, EnvError> {
-        let result = self.act_script("select", locators, option).await?;
+        let result = self.act_script("select", target, option).await?;
         if result.status == "no_option" {
             return Err(EnvError::TargetMissing(format!(
                 "option {option:?} in {what}"

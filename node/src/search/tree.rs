@@ -104,6 +104,8 @@ pub struct NodeView<'a, A> {
     pub mean_value: f64,
     /// The action's risk class.
     pub risk: RiskClass,
+    /// What executing the action cost, in browser milliseconds.
+    pub cost_ms: u64,
 }
 
 /// Work for one environment.
@@ -1063,6 +1065,7 @@ impl<A: Clone> Search<A> {
                 0.0
             },
             risk: n.risk,
+            cost_ms: n.step_cost.browser_ms,
         })
     }
 }

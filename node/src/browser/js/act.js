@@ -1,6 +1,11 @@
-// forager's action helpers, evaluated in an isolated world with OP, LOCATORS and ARG defined
-// before this body. Resolves the target along its locator chain (CSS, then role + name, then
-// text) and reports which locator matched, so a healed step can be recorded.
+// forager's action helpers, evaluated in an isolated world with OP, LOCATORS, EXPECT (the
+// target's role and accessible name) and ARG defined before this body. Resolves the target along
+// its locator chain (CSS, role + name, text, position relative to a stable neighbour) and
+// reports which locator matched, so a healed step can be recorded. A CSS path that finds an
+// element of another name (the page was reordered) does not count as found; if no locator finds
+// the element, that element is used as the last resort.
+const norm = (s) => clip(s, 200).toLowerCase().replace(/[0-9]+/g, "#");
+const wantName = norm(EXPECT.name);
 const findBy = (locator) => {
   if (locator.Css !== undefined) {
     let all;
@@ -9,11 +14,10 @@ const findBy = (locator) => {
     } catch (e) {
       return null;
     }
-    for (const el of all) if (visible(el)) return el;
-    return all[0] || null;
+    return Array.from(all).find(visible) || all[0] || null;
   }
+  if (locator.Near !== undefined) return nearTarget(locator.Near);
   const pool = Array.from(document.querySelectorAll(INTERACTIVE + ", div, span, li, td, label"));
-  const norm = (s) => clip(s, 200).toLowerCase();
   if (locator.Role !== undefined) {
     const want = norm(locator.Role.name);
     const matches = pool.filter((el) => (roleOf(el) || "clickable") === locator.Role.role && norm(nameOf(el)) === want);
@@ -28,15 +32,26 @@ const findBy = (locator) => {
   }
   return null;
 };
+// Whether an element found by a CSS path is the one meant.
+const meant = (el) => !wantName || norm(nameOf(el)) === wantName;
 
 let el = null;
 let used = -1;
+let lastResort = null;
 for (let i = 0; i < LOCATORS.length; i++) {
-  el = findBy(LOCATORS[i]);
-  if (el) {
-    used = i;
-    break;
+  const found = findBy(LOCATORS[i]);
+  if (!found) continue;
+  if (LOCATORS[i].Css !== undefined && !meant(found)) {
+    if (!lastResort) lastResort = { el: found, index: i };
+    continue;
   }
+  el = found;
+  used = i;
+  break;
+}
+if (!el && lastResort) {
+  el = lastResort.el;
+  used = lastResort.index;
 }
 if (!el) return { status: "missing" };
 if (!visible(el)) return { status: "hidden", locator: used };

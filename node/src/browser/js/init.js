@@ -1,6 +1,15 @@
-// Injected into every new document, in the page's own world, before its scripts run: a seeded
-// Math.random and a Date whose clock starts at a fixed epoch, so that a replay sees what the
-// recorded run saw; and dialogs that never block (recorded on the console and dismissed).
+// Injected into every new document, in the page's own world, before its scripts run, so that a
+// replay sees what the recorded run saw:
+//
+// - a seeded Math.random;
+// - a virtual clock behind Date, Date.now and performance.now: it starts at FORAGER_EPOCH_MS
+//   and moves only when a timer fires (to the timer's due time), when an animation frame runs
+//   (one 16 ms frame), and by one microsecond per reading (so a busy-wait on the clock ends);
+// - timers (setTimeout, setInterval) run from one queue ordered by (due time, creation order),
+//   paced in real time as the page asked, so two loads fire the same callbacks in the same
+//   order and read the same times;
+// - dialogs that never block (recorded on the console and dismissed).
+//
 // FORAGER_SEED and FORAGER_EPOCH_MS are defined before this body.
 (() => {
   let state = FORAGER_SEED >>> 0;
@@ -10,24 +19,152 @@
     t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
-  try {
-    Object.defineProperty(Math, "random", { value: random, writable: false, configurable: false });
-  } catch (e) {}
+  const define = (object, name, value) => {
+    try {
+      Object.defineProperty(object, name, { value, writable: false, configurable: false });
+    } catch (e) {}
+  };
+  define(Math, "random", random);
+
+  // The virtual clock, in milliseconds since the document started.
+  let virtual = 0;
+  const read = () => {
+    virtual += 0.001;
+    return virtual;
+  };
+  const advanceTo = (due) => {
+    if (due > virtual) virtual = due;
+  };
+
   const RealDate = Date;
-  const origin = performance.now();
-  const now = () => FORAGER_EPOCH_MS + Math.floor(performance.now() - origin);
+  const wallNow = () => FORAGER_EPOCH_MS + Math.floor(read());
   class ForagerDate extends RealDate {
     constructor(...args) {
-      if (args.length === 0) super(now());
+      if (args.length === 0) super(wallNow());
       else super(...args);
     }
     static now() {
-      return now();
+      return wallNow();
     }
   }
+  define(window, "Date", ForagerDate);
   try {
-    Object.defineProperty(window, "Date", { value: ForagerDate, writable: false, configurable: false });
+    const now = () => read();
+    Object.defineProperty(Performance.prototype, "now", { value: now, writable: false, configurable: false });
   } catch (e) {}
+
+  // Timers: a binary heap of pending timers by (due, sequence); cancelled ones are skipped.
+  const realSetTimeout = window.setTimeout.bind(window);
+  const realClearTimeout = window.clearTimeout.bind(window);
+  const realRaf = window.requestAnimationFrame ? window.requestAnimationFrame.bind(window) : null;
+  const channel = new MessageChannel();
+  const heap = [];
+  const live = new Map(); // id → timer
+  let sequence = 0;
+  let nextId = 1;
+  let armed = null; // the real timer or message that will run the head, and its due time
+  const before = (a, b) => a.due < b.due || (a.due === b.due && a.seq < b.seq);
+  const push = (timer) => {
+    heap.push(timer);
+    let i = heap.length - 1;
+    while (i > 0) {
+      const parent = (i - 1) >> 1;
+      if (!before(heap[i], heap[parent])) break;
+      [heap[i], heap[parent]] = [heap[parent], heap[i]];
+      i = parent;
+    }
+  };
+  const pop = () => {
+    const top = heap[0];
+    const last = heap.pop();
+    if (heap.length > 0) {
+      heap[0] = last;
+      let i = 0;
+      for (;;) {
+        const l = 2 * i + 1;
+        const r = l + 1;
+        let m = i;
+        if (l < heap.length && before(heap[l], heap[m])) m = l;
+        if (r < heap.length && before(heap[r], heap[m])) m = r;
+        if (m === i) break;
+        [heap[i], heap[m]] = [heap[m], heap[i]];
+        i = m;
+      }
+    }
+    return top;
+  };
+  const head = () => {
+    while (heap.length > 0 && heap[0].cancelled) pop();
+    return heap[0];
+  };
+  const arm = () => {
+    const next = head();
+    if (!next) return;
+    if (armed && armed.due <= next.due) return;
+    if (armed && armed.handle !== null) realClearTimeout(armed.handle);
+    const delay = Math.max(0, next.due - virtual);
+    // Zero delays go through a message (nested real timeouts are clamped to 4 ms).
+    armed = delay < 1 ? { due: next.due, handle: null } : { due: next.due, handle: realSetTimeout(fire, delay) };
+    if (armed.handle === null) channel.port2.postMessage(0);
+  };
+  // Runs one timer per task, as a browser does; microtasks run in between.
+  const fire = () => {
+    armed = null;
+    const timer = head();
+    if (!timer) return;
+    pop();
+    advanceTo(timer.due);
+    if (timer.interval) {
+      timer.due = virtual + timer.delay;
+      timer.seq = sequence++;
+      push(timer);
+    } else {
+      live.delete(timer.id);
+    }
+    try {
+      timer.callback.apply(window, timer.args);
+    } catch (error) {
+      if (typeof reportError === "function") reportError(error);
+    }
+    arm();
+  };
+  channel.port1.onmessage = fire;
+  const add = (callback, delay, args, interval) => {
+    const fn = typeof callback === "function" ? callback : () => (0, eval)(String(callback));
+    const ms = Math.max(interval ? 1 : 0, Number(delay) || 0);
+    const timer = { id: nextId++, due: virtual + ms, seq: sequence++, delay: ms, callback: fn, args, interval, cancelled: false };
+    live.set(timer.id, timer);
+    push(timer);
+    arm();
+    return timer.id;
+  };
+  const cancel = (id) => {
+    const timer = live.get(id);
+    if (timer) {
+      timer.cancelled = true;
+      live.delete(id);
+    }
+  };
+  define(window, "setTimeout", (callback, delay, ...args) => add(callback, delay, args, false));
+  define(window, "setInterval", (callback, delay, ...args) => add(callback, delay, args, true));
+  define(window, "clearTimeout", cancel);
+  define(window, "clearInterval", cancel);
+  if (realRaf) {
+    // Each frame is 16 ms of virtual time; callbacks of one frame share its virtual time.
+    let lastFrame = null;
+    let frameTime = 0;
+    define(window, "requestAnimationFrame", (callback) =>
+      realRaf((real) => {
+        if (real !== lastFrame) {
+          lastFrame = real;
+          advanceTo(frameTime + 16);
+          frameTime = virtual;
+        }
+        callback(frameTime);
+      })
+    );
+  }
+
   const note = (kind, message) => {
     try {
       console.warn("[forager:dialog:" + kind + "] " + String(message).slice(0, 300));

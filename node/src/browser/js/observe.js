@@ -9,13 +9,14 @@
   const seen = new Set();
   let truncated = false;
 
-  const describe = (el, role) => {
+  const describe = (el, role, near) => {
     const name = nameOf(el, role);
     const type = (el.getAttribute("type") || "").toLowerCase();
     const locators = [{ Css: cssPath(el) }];
     if (role && name) locators.push({ Role: { role, name } });
     const text = textOf(el);
     if (text && text.length <= 80) locators.push({ Text: text });
+    if (near) locators.push({ Near: near });
     let options = [];
     if (el.tagName === "SELECT") {
       options = Array.from(el.options).slice(0, 50).map((o) => ({ value: o.value, label: clip(o.label || o.text, 80) }));
@@ -36,14 +37,36 @@
     };
   };
 
-  for (const el of document.querySelectorAll(INTERACTIVE)) {
+  // Controls and stable neighbours in one walk in document order: each control also gets a
+  // Near locator (the nth visible control of its role after the first anchor with the text of
+  // the closest anchor before it), counted exactly as act.js's nearTarget counts.
+  const roleCount = new Map();
+  const anchorCounts = new Map(); // anchor text → role counts at its first occurrence
+  let nearest = "";
+  for (const el of document.querySelectorAll(INTERACTIVE + ", " + ANCHORS)) {
     if (elements.length >= MAX_ELEMENTS || performance.now() - started > TIME_BUDGET_MS) {
       truncated = true;
       break;
     }
-    if (seen.has(el) || !visible(el)) continue;
-    seen.add(el);
-    elements.push(describe(el, roleOf(el)));
+    if (el.matches(INTERACTIVE) && !seen.has(el) && visible(el)) {
+      seen.add(el);
+      const role = roleOf(el);
+      const before = roleCount.get(role) || 0;
+      roleCount.set(role, before + 1);
+      let near = null;
+      if (role && nearest) {
+        const at = anchorCounts.get(nearest);
+        near = { anchor: nearest, role, nth: before - (at.get(role) || 0) + 1 };
+      }
+      elements.push(describe(el, role, near));
+    }
+    if (el.matches(ANCHORS)) {
+      const text = anchorText(el);
+      if (text) {
+        nearest = text;
+        if (!anchorCounts.has(text)) anchorCounts.set(text, new Map(roleCount));
+      }
+    }
   }
   // Clickable elements that are not semantic controls: pointer cursor, no interactive ancestor.
   if (!truncated) {
@@ -57,7 +80,7 @@
       if (parent && getComputedStyle(parent).cursor === "pointer") continue;
       if (!visible(el) || !textOf(el)) continue;
       seen.add(el);
-      elements.push(describe(el, ""));
+      elements.push(describe(el, "", null));
     }
   }
 

@@ -142,3 +142,30 @@ const INTERACTIVE = "a[href], button, input:not([type=hidden]), select, textarea
   "[role=button], [role=link], [role=menuitem], [role=tab], [role=checkbox], [role=radio], " +
   "[role=option], [role=switch], [role=textbox], [role=combobox], [onclick], [contenteditable=true]";
 
+
+// Stable neighbours for relative locators: headings, labels, legends, table headers, terms.
+const ANCHORS = "h1, h2, h3, h4, h5, h6, [role=heading], legend, label, th, dt, caption";
+
+// An anchor's text, or "" when it is no good as an anchor (empty, long, or holding numbers,
+// which change between loads).
+const anchorText = (el) => {
+  const t = clip(el.innerText || el.textContent || "", 80);
+  return t.length >= 2 && t.length < 80 && !/[0-9]/.test(t) && visible(el) ? t : "";
+};
+
+// The element a Near locator names: the nth visible element with its role after the first
+// anchor with its text, in document order (the same walk observe.js counts with).
+const nearTarget = (near) => {
+  let after = false;
+  let count = 0;
+  for (const el of document.querySelectorAll(INTERACTIVE + ", " + ANCHORS)) {
+    if (!after) {
+      if (el.matches(ANCHORS) && anchorText(el) === near.anchor) after = true;
+      continue;
+    }
+    if (!el.matches(INTERACTIVE) || !visible(el) || roleOf(el) !== near.role) continue;
+    count += 1;
+    if (count === near.nth) return el;
+  }
+  return null;
+};

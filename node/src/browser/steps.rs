@@ -1,0 +1,195 @@
+//! What the search's environment and the workflow replayer both do on a tab: carry out one
+//! action (resolving targets along their locator chains, typing inputs by name, settling
+//! after), and check a task's success predicates.
+
+use super::tab::{OriginGuard, Tab};
+use crate::environment::EnvError;
+use forager_protocol::meaningful::is_meaningful;
+use forager_protocol::observation::Observation;
+use forager_protocol::task::SuccessPredicate;
+use forager_protocol::{Action, FillValue, Target, TaskSpec};
+use std::collections::BTreeMap;
+
+/// A step whose target was found by a locator other than the first of its chain.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Heal {
+    /// The locator's position in the chain (0 is the first).
+    pub index: u32,
+    /// The locator, as text (`role=link[name="…"]`).
+    pub locator: String,
+}
+
+impl Heal {
+    fn of(target: &Target, index: usize) -> Option<Heal> {
+        (index > 0).then(|| Heal {
+            index: index as u32,
+            locator: target
+                .locators
+                .get(index)
+                .map(ToString::to_string)
+                .unwrap_or_default(),
+        })
+    }
+
+    /// The heal further down its chain of two (a form heals as its most healed field).
+    fn deeper(a: Option<Heal>, b: Option<Heal>) -> Option<Heal> {
+        match (a, b) {
+            (Some(a), Some(b)) => Some(if b.index > a.index { b } else { a }),
+            (a, b) => a.or(b),
+        }
+    }
+}
+
+/// The value a fill types: a literal, or the task input by that name.
+fn input_value(inputs: &BTreeMap<String, String>, value: &FillValue) -> Result<String, EnvError> {
+    match value {
+        FillValue::Literal(text) => Ok(text.clone()),
+        FillValue::Input(name) => inputs
+            .get(name)
+            .cloned()
+            .ok_or_else(|| EnvError::Other(format!("the task has no input named {name:?}"))),
+    }
+}
+
+/// Carries out one action on a tab and waits for the page to settle. Returns the heal when a
+/// target was found by a fallback locator.
+pub(crate) async fn perform(
+    tab: &Tab,
+    action: &Action,
+    inputs: &BTreeMap<String, String>,
+    guard: &OriginGuard,
+) -> Result<Option<Heal>, EnvError> {
+    let what = action.label();
+    let heal = match action {
+        Action::Click { target } => Heal::of(target, tab.click(target, &what).await?),
+        Action::Fill {
+            target,
+            value,
+            enter,
+        } => {
+            let text = input_value(inputs, value)?;
+            let used = tab.fill(target, &what, &text).await?;
+            if *enter {
+                tab.press("Enter").await?;
+            }
+            Heal::of(target, used)
+        }
+        Action::FillForm { fields, submit } => {
+            let mut heal = None;
+            for field in fields {
+                let text = input_value(inputs, &field.value)?;
+                let what = format!("field {:?}", field.target.name);
+                let index = if field.select {
+                    tab.select(&field.target, &what, &text).await?
+                } else {
+                    tab.fill(&field.target, &what, &text).await?
+                };
+                heal = Heal::deeper(heal, Heal::of(&field.target, index));
+            }
+            match submit {
+                Some(target) => {
+                    let index = tab.click(target, &what).await?;
+                    Heal::deeper(heal, Heal::of(target, index))
+                }
+                None => {
+                    tab.press("Enter").await?;
+                    heal
+                }
+            }
+        }
+        Action::Select { target, option } => {
+            Heal::of(target, tab.select(target, &what, option).await?)
+        }
+        Action::Press { key } => {
+            tab.press(key).await?;
+            None
+        }
+        Action::Navigate { url } => {
+            if !guard.allows(url) {
+                return Err(EnvError::NavigationBlocked(format!(
+                    "{url} is outside the task's origins"
+                )));
+            }
+            tab.navigate(url).await?;
+            None
+        }
+        Action::Back => {
+            tab.back().await?;
+            None
+        }
+        Action::Done => None,
+    };
+    tab.settle().await?;
+    Ok(heal)
+}
+
+/// A task's success predicates, compiled once.
+pub(crate) struct Predicates {
+    urls: Vec<regex::Regex>,
+    /// Texts that must be on the page (the validator's pre-pass looks for them too).
+    pub(crate) texts: Vec<String>,
+    selectors: Vec<String>,
+    scripts: Vec<String>,
+    extractions: Vec<String>,
+}
+
+impl Predicates {
+    /// The predicates of a (validated) task.
+    pub(crate) fn of(task: &TaskSpec) -> Result<Predicates, EnvError> {
+        let mut p = Predicates {
+            urls: Vec::new(),
+            texts: Vec::new(),
+            selectors: Vec::new(),
+            scripts: Vec::new(),
+            extractions: Vec::new(),
+        };
+        for predicate in &task.success {
+            match predicate {
+                SuccessPredicate::UrlMatches(re) => p.urls.push(
+                    regex::RegexBuilder::new(re)
+                        .size_limit(1 << 20)
+                        .build()
+                        .map_err(|e| EnvError::Other(format!("bad URL regex: {e}")))?,
+                ),
+                SuccessPredicate::TextPresent(t) => p.texts.push(t.clone()),
+                SuccessPredicate::SelectorPresent(s) => p.selectors.push(s.clone()),
+                SuccessPredicate::JavaScript(s) => p.scripts.push(s.clone()),
+                SuccessPredicate::Extraction(s) => p.extractions.push(s.clone()),
+            }
+        }
+        Ok(p)
+    }
+
+    /// Whether every predicate holds on the page `observation` was taken of. A script that
+    /// throws is a predicate that does not hold.
+    pub(crate) async fn hold(
+        &self,
+        tab: &Tab,
+        observation: &Observation,
+    ) -> Result<bool, EnvError> {
+        if !self.urls.iter().all(|re| re.is_match(&observation.url)) {
+            return Ok(false);
+        }
+        if !self.texts.is_empty() || !self.selectors.is_empty() {
+            let (texts, selectors) = tab.check_dom(&self.texts, &self.selectors).await?;
+            if !texts.iter().all(|&b| b) || !selectors.iter().all(|&b| b) {
+                return Ok(false);
+            }
+        }
+        for script in &self.scripts {
+            match tab.evaluate(script.clone(), false).await {
+                Ok(serde_json::Value::Bool(true)) => {}
+                Ok(_) | Err(EnvError::Other(_)) => return Ok(false),
+                Err(other) => return Err(other),
+            }
+        }
+        for script in &self.extractions {
+            match tab.evaluate(script.clone(), false).await {
+                Ok(value) if is_meaningful(&value) => {}
+                Ok(_) | Err(EnvError::Other(_)) => return Ok(false),
+                Err(other) => return Err(other),
+            }
+        }
+        Ok(true)
+    }
+}
