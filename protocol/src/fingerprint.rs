@@ -20,9 +20,33 @@ use std::fmt;
 /// Attribute keys whose values are per-load noise, dropped from snapshot lines.
 pub const TRANSIENT_KEYS: &[&str] = &["id", "ref", "nodeid", "backendid", "value", "focused"];
 
-/// The 128-bit identity of a page state.
-#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+/// The 128-bit identity of a page state: 32 lower-case hex digits in JSON, 16 bytes on the
+/// wire.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Fingerprint(pub [u8; 16]);
+
+impl Serialize for Fingerprint {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        if serializer.is_human_readable() {
+            serializer.serialize_str(&self.to_hex())
+        } else {
+            self.0.serialize(serializer)
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Fingerprint {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        if deserializer.is_human_readable() {
+            let text = String::deserialize(deserializer)?;
+            Fingerprint::from_hex(&text).ok_or_else(|| {
+                serde::de::Error::custom("not a 32-digit lower-case hex fingerprint")
+            })
+        } else {
+            <[u8; 16]>::deserialize(deserializer).map(Fingerprint)
+        }
+    }
+}
 
 impl Fingerprint {
     /// Hashes raw bytes under a domain tag; for environments (such as simulated sites) whose
@@ -36,7 +60,13 @@ impl Fingerprint {
 
     /// Lower-case hex.
     pub fn to_hex(&self) -> String {
-        self.0.iter().map(|b| format!("{b:02x}")).collect()
+        data_encoding::HEXLOWER.encode(&self.0)
+    }
+
+    /// Parses 32 lower-case hex digits.
+    pub fn from_hex(text: &str) -> Option<Fingerprint> {
+        let bytes = data_encoding::HEXLOWER.decode(text.as_bytes()).ok()?;
+        Some(Fingerprint(bytes.try_into().ok()?))
     }
 }
 
@@ -393,6 +423,19 @@ button \"Add to cart\" ref=e14
         assert_ne!(
             fingerprint::<&str>("https://x.example/a", "b", &[]),
             fingerprint::<&str>("https://x.example/", "ab", &[])
+        );
+    }
+
+    #[test]
+    fn fingerprints_are_hex_in_json_and_bytes_on_the_wire() {
+        let f = Fingerprint([0xab; 16]);
+        let json = serde_json::to_string(&f).expect("json");
+        assert_eq!(json, format!("\"{}\"", "ab".repeat(16)));
+        assert_eq!(serde_json::from_str::<Fingerprint>(&json).expect("back"), f);
+        assert!(serde_json::from_str::<Fingerprint>("\"AB\"").is_err());
+        assert_eq!(
+            crate::codec::canonical_bytes(&f).expect("bytes"),
+            vec![0xab; 16]
         );
     }
 

@@ -181,6 +181,24 @@ pub struct Evidence {
     pub screenshots: Vec<Vec<u8>>,
 }
 
+/// Writes the reproducer's screenshots as `step-01.jpg`, … (before the report, which shows
+/// them, and the trajectory, which names their digests).
+pub fn write_screenshots(journal: &Journal, screenshots: &[Vec<u8>]) -> Result<(), WriteError> {
+    for (i, bytes) in screenshots.iter().enumerate() {
+        if bytes.is_empty() {
+            continue;
+        }
+        let name = screenshot_name(i + 1);
+        journal
+            .write_file(&name, bytes)
+            .map_err(|source| WriteError::Io {
+                path: journal.dir().join(&name),
+                source,
+            })?;
+    }
+    Ok(())
+}
+
 /// Writes `trajectory.json` into the task's directory, after the files it names (`names`:
 /// the journal, the result, the workflow, the report, …) are final: their digests are in it.
 pub fn write_trajectory(
@@ -207,28 +225,18 @@ pub fn write_trajectory(
             sha256: Digest32::of(&bytes),
         });
     }
-    // One file per screenshot the reproducer took, named by its step.
-    let mut shots = Vec::with_capacity(steps.len());
-    for (i, _) in steps.iter().enumerate() {
-        let bytes = screenshots.get(i).filter(|b| !b.is_empty());
-        let shot = match bytes {
-            Some(bytes) => {
-                let name = screenshot_name(i + 1);
-                journal
-                    .write_file(&name, bytes)
-                    .map_err(|source| WriteError::Io {
-                        path: dir.join(&name),
-                        source,
-                    })?;
-                Some(FileDigest {
-                    name,
+    // The screenshots the reproducer took (written by `write_screenshots`), named by step.
+    let shots: Vec<Option<FileDigest>> = (0..steps.len())
+        .map(|i| {
+            screenshots
+                .get(i)
+                .filter(|b| !b.is_empty())
+                .map(|bytes| FileDigest {
+                    name: screenshot_name(i + 1),
                     sha256: Digest32::of(bytes),
                 })
-            }
-            None => None,
-        };
-        shots.push(shot);
-    }
+        })
+        .collect();
     let task_id = TaskId::of(task).map_err(|e| encoding(&e))?;
     // Input values never enter an artifact, only their digests (the id is computed so).
     let task = task.redacted();

@@ -1370,6 +1370,12 @@ impl TaskRun {
                 }
             }
         }
+        if let Some(evidence) = &evidence
+            && let Err(error) =
+                crate::artifacts::write_screenshots(&self.journal, &evidence.screenshots)
+        {
+            tracing::error!(task = %self.id, %error, "cannot write the screenshots");
+        }
         self.write_report();
         if self.journal.dir().join(crate::report::REPORT_FILE).exists() {
             files.push(crate::report::REPORT_FILE);

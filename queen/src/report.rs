@@ -640,27 +640,34 @@ impl RunView {
         view
     }
 
-    /// Highlights the winning path: the branch whose action is the first step, then the
-    /// children whose labels are the next steps.
+    /// Highlights the winning path: the branch whose action is the first step, then in its
+    /// trees the child whose label is the next step (in the finder's tree when it has one).
     fn mark_winner(&mut self, result: &RunResult) {
         if result.status != Status::Pass || result.steps.is_empty() {
             return;
         }
+        let finder = self
+            .finder
+            .as_ref()
+            .and_then(|f| self.peers.iter().position(|p| p == f));
         self.vertices[0].winner = true;
-        let mut frontier = vec![0];
+        let mut at = 0;
         for step in &result.steps {
-            let next: Vec<usize> = frontier
+            let children = &self.vertices[at].children;
+            let matching: Vec<usize> = children
                 .iter()
-                .flat_map(|&v| self.vertices[v].children.clone())
+                .copied()
                 .filter(|&c| self.vertices[c].label == step.label)
                 .collect();
-            if next.is_empty() {
+            let Some(&next) = matching
+                .iter()
+                .find(|&&c| self.vertices[c].peer.is_some() && self.vertices[c].peer == finder)
+                .or(matching.first())
+            else {
                 break;
-            }
-            for &v in &next {
-                self.vertices[v].winner = true;
-            }
-            frontier = next;
+            };
+            self.vertices[next].winner = true;
+            at = next;
         }
     }
 }

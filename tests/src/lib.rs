@@ -1,6 +1,7 @@
 //! Helpers for forager's end-to-end tests: finding (and if need be building) the `forager`
 //! binary of the current profile, and running it with a timeout.
 
+use forager_protocol::result::RunResult;
 use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -161,4 +162,64 @@ pub async fn spawn_sim_nodes(
         nodes.push(node);
     }
     nodes
+}
+
+/// How long one `forager` command of an end-to-end test may take.
+pub const LIMIT: Duration = Duration::from_secs(240);
+
+/// What a `forager` command did.
+pub struct Run {
+    /// Its exit status.
+    pub code: Option<i32>,
+    /// The result document it printed (`--json`), if any.
+    pub result: Option<RunResult>,
+    /// Its standard error.
+    pub stderr: String,
+    /// Its run directory (`--out`).
+    pub out: PathBuf,
+    /// The Chromium profile prefix it was given: profiles and processes carry it.
+    pub prefix: String,
+}
+
+/// Runs `forager explore` (or another subcommand when `args[0]` is not a flag) with a unique
+/// Chromium profile prefix, `--out` a fresh directory and `--json`, then checks that no
+/// Chromium survived it.
+pub async fn forager(test: &str, args: &[&str]) -> Run {
+    forager_env(test, args, &[]).await
+}
+
+/// [`forager`] with extra environment variables.
+pub async fn forager_env(test: &str, args: &[&str], env: &[(&str, &str)]) -> Run {
+    let prefix = unique_prefix(test);
+    let out = std::env::temp_dir().join(format!("{prefix}out"));
+    let _ = std::fs::remove_dir_all(&out);
+    let binary = tokio::task::spawn_blocking(forager_binary)
+        .await
+        .expect("build helper");
+    let mut command = tokio::process::Command::new(binary);
+    if args.first().is_some_and(|a| a.starts_with("--")) {
+        command.arg("explore");
+    }
+    command
+        .args(args)
+        .arg("--out")
+        .arg(&out)
+        .arg("--json")
+        .env("FORAGER_PROFILE_PREFIX", &prefix)
+        .envs(env.iter().copied())
+        .kill_on_drop(true);
+    let output = tokio::time::timeout(LIMIT, command.output())
+        .await
+        .unwrap_or_else(|_| panic!("forager {args:?} did not finish within {LIMIT:?}"))
+        .expect("forager runs");
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    let result = serde_json::from_slice::<RunResult>(&output.stdout).ok();
+    assert_no_chromium_left(&prefix);
+    Run {
+        code: output.status.code(),
+        result,
+        stderr,
+        out,
+        prefix,
+    }
 }

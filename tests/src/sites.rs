@@ -20,6 +20,9 @@ pub struct Counters {
     pub orders: AtomicU64,
     /// Requests served.
     pub hits: AtomicU64,
+    /// Which version of its pages a fixture serves (the workshop: 0 as explored, 1 with renamed
+    /// classes, reordered lists and a renamed button, 2 without the product).
+    pub variant: AtomicU64,
 }
 
 /// A running fixture server.
@@ -47,6 +50,11 @@ impl Fixture {
     /// Requests served so far.
     pub fn hits(&self) -> u64 {
         self.counters.hits.load(Ordering::SeqCst)
+    }
+
+    /// Switches the version of the pages served.
+    pub fn set_variant(&self, variant: u64) {
+        self.counters.variant.store(variant, Ordering::SeqCst);
     }
 }
 
@@ -620,6 +628,144 @@ pub fn wizard() -> Router<Arc<Counters>> {
         .route("/apply/2", post(wizard_2))
         .route("/apply/3", post(wizard_3))
         .route("/apply/done", post(wizard_done))
+}
+
+// ---------------------------------------------------------------------------------------------
+// The workshop: rooms, their furniture, a delivery check. The path to a delivery estimate is
+// forced (home → room → item → form). Variant 1 renames every CSS class, reorders the lists
+// (a CSS path now points at another link) and renames the form's button (only its position
+// next to the "Postcode" label stays); variant 2 no longer has the walnut desk; variant 3
+// titles the delivery page differently (another kind of page).
+
+const ROOMS: &[(&str, &[&str])] = &[
+    ("kitchen", &["Oak table", "Spice rack"]),
+    ("study", &["Oak chair", "Walnut desk", "Reading lamp"]),
+    ("garden", &["Bench", "Planter"]),
+    ("hall", &["Coat stand"]),
+];
+
+fn variant(counters: &Counters) -> u64 {
+    counters.variant.load(Ordering::SeqCst)
+}
+
+fn slug(name: &str) -> String {
+    name.to_lowercase().replace(' ', "-")
+}
+
+/// A list of links, reordered and restyled in variant 1.
+fn link_list(variant: u64, links: Vec<(String, String)>) -> String {
+    let (list_class, item_class) = if variant == 1 {
+        ("grid-v2", "tile-v2")
+    } else {
+        ("list", "entry")
+    };
+    let mut links = links;
+    if variant == 1 {
+        links.reverse();
+    }
+    let items: String = links
+        .iter()
+        .map(|(href, text)| {
+            format!(
+                "<li class=\"{item_class}\"><a class=\"{item_class}-link\" href=\"{href}\">{}</a></li>",
+                escape(text)
+            )
+        })
+        .collect();
+    format!("<ul class=\"{list_class}\">{items}</ul>")
+}
+
+async fn workshop_home(State(counters): Shared) -> Html<String> {
+    let v = variant(&counters);
+    let links = ROOMS
+        .iter()
+        .map(|(room, _)| (format!("/room/{room}"), words(room)))
+        .collect();
+    page(
+        "Workshop",
+        &format!("<h2>Rooms</h2>{}", link_list(v, links)),
+    )
+}
+
+async fn workshop_room(State(counters): Shared, Path(room): Path<String>) -> Response {
+    let v = variant(&counters);
+    let Some((name, items)) = ROOMS.iter().find(|(r, _)| *r == room) else {
+        return not_found();
+    };
+    let mut links: Vec<(String, String)> = items
+        .iter()
+        .filter(|item| !(v == 2 && **item == "Walnut desk"))
+        .map(|item| (format!("/item/{}", slug(item)), (*item).to_owned()))
+        .collect();
+    if v == 1 {
+        links.push(("/item/footstool".into(), "Footstool".into()));
+    }
+    page(
+        &words(name),
+        &format!("<h2>Furniture</h2>{}", link_list(v, links)),
+    )
+    .into_response()
+}
+
+async fn workshop_item(State(counters): Shared, Path(item): Path<String>) -> Response {
+    let v = variant(&counters);
+    let Some(name) = ROOMS
+        .iter()
+        .flat_map(|(_, items)| items.iter())
+        .find(|i| slug(i) == item)
+    else {
+        return not_found();
+    };
+    let (form_class, button) = if v == 1 {
+        ("panel-v2", "Estimate delivery")
+    } else {
+        ("box", "Check")
+    };
+    page(
+        name,
+        &format!(
+            "<h2>Delivery</h2><form id=delivery class=\"{form_class}\" action=\"/item/{item}/delivery\">\
+             <label for=postcode>Postcode</label> <input id=postcode name=postcode required>\
+             <button class=\"{form_class}-button\">{button}</button></form>"
+        ),
+    )
+    .into_response()
+}
+
+async fn workshop_delivery(
+    State(counters): Shared,
+    Path(item): Path<String>,
+    Query(q): Query<HashMap<String, String>>,
+) -> Html<String> {
+    let postcode = q.get("postcode").map(String::as_str).unwrap_or("");
+    let title = if variant(&counters) == 3 {
+        "Shipping quote"
+    } else {
+        "Delivery estimate"
+    };
+    if postcode.len() != 5 || !postcode.bytes().all(|b| b.is_ascii_digit()) {
+        return page(
+            title,
+            "<p role=alert class=error>Enter a valid postcode (five digits).</p>",
+        );
+    }
+    page(
+        title,
+        &format!(
+            "<p>Delivery of {} to postcode {}: three working days.</p>",
+            escape(&words(&item)),
+            escape(postcode)
+        ),
+    )
+}
+
+/// The workshop fixture (see above).
+pub fn workshop() -> Router<Arc<Counters>> {
+    Router::new()
+        .route("/", get(workshop_home))
+        .route("/room/{room}", get(workshop_room))
+        .route("/item/{item}", get(workshop_item))
+        .route("/item/{item}/delivery", get(workshop_delivery))
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -3,53 +3,7 @@
 
 use forager_protocol::result::{RunResult, Status};
 use forager_tests::sites::{self, Fixture};
-use forager_tests::{assert_no_chromium_left, forager_binary, unique_prefix};
-use std::path::PathBuf;
-use std::time::Duration;
-
-const LIMIT: Duration = Duration::from_secs(240);
-
-struct Run {
-    code: Option<i32>,
-    result: Option<RunResult>,
-    stderr: String,
-    out: PathBuf,
-}
-
-/// Runs `forager explore` (or another subcommand when `args[0]` is not a flag) with a unique
-/// Chromium profile prefix, then checks that no Chromium survived it.
-async fn forager(test: &str, args: &[&str]) -> Run {
-    let prefix = unique_prefix(test);
-    let out = std::env::temp_dir().join(format!("{prefix}out"));
-    let _ = std::fs::remove_dir_all(&out);
-    let binary = tokio::task::spawn_blocking(forager_binary)
-        .await
-        .expect("build helper");
-    let mut command = tokio::process::Command::new(binary);
-    if args.first().is_some_and(|a| a.starts_with("--")) {
-        command.arg("explore");
-    }
-    command
-        .args(args)
-        .arg("--out")
-        .arg(&out)
-        .arg("--json")
-        .env("FORAGER_PROFILE_PREFIX", &prefix)
-        .kill_on_drop(true);
-    let output = tokio::time::timeout(LIMIT, command.output())
-        .await
-        .unwrap_or_else(|_| panic!("forager {args:?} did not finish within {LIMIT:?}"))
-        .expect("forager runs");
-    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
-    let result = serde_json::from_slice::<RunResult>(&output.stdout).ok();
-    assert_no_chromium_left(&prefix);
-    Run {
-        code: output.status.code(),
-        result,
-        stderr,
-        out,
-    }
-}
+use forager_tests::{Run, forager, forager_binary};
 
 fn passed(run: &Run) -> &RunResult {
     let result = run
@@ -130,7 +84,12 @@ async fn assert_verifies_and_resists_tampering(run: &Run) {
         "a second node reproduced the path"
     );
     // The reproducer's screenshot of every step, as a JPEG file the trajectory names.
-    let mut names = vec!["events.jsonl".to_owned(), "result.json".to_owned()];
+    let mut names = vec![
+        "events.jsonl".to_owned(),
+        "result.json".to_owned(),
+        "workflow.json".to_owned(),
+        "report.html".to_owned(),
+    ];
     for step in 1..=verified.steps {
         let name = format!("step-{step:02}.jpg");
         let bytes = std::fs::read(run.out.join(&name)).expect("a screenshot per step");
@@ -145,6 +104,8 @@ async fn assert_verifies_and_resists_tampering(run: &Run) {
         "trajectory.json",
         "events.jsonl",
         "result.json",
+        "workflow.json",
+        "report.html",
         "step-01.jpg",
     ] {
         let path = run.out.join(name);
