@@ -49,13 +49,26 @@ pub struct KeptReport {
     pub tree: TreeSnapshot,
 }
 
-/// Writes `rollouts.json`: every node of every kept tree that was reached is a finished
-/// trajectory, cited with the latest kept report holding it.
+/// Writes `rollouts.json` (see [`rollouts_document`]).
 pub fn write_rollouts(
     journal: &Journal,
     task: &TaskId,
     kept: &[KeptReport],
 ) -> Result<(), WriteError> {
+    let bytes = rollouts_document(task, kept)
+        .to_json()
+        .map_err(|e| WriteError::Encoding(e.to_string()))?;
+    journal
+        .write_file(ROLLOUTS_FILE, &bytes)
+        .map_err(|source| WriteError::Io {
+            path: journal.dir().join(ROLLOUTS_FILE),
+            source,
+        })
+}
+
+/// The finished trajectories of kept reports: every node of every kept tree that was reached,
+/// cited with the latest kept report holding it.
+pub fn rollouts_document(task: &TaskId, kept: &[KeptReport]) -> RolloutsDocument {
     let mut rollouts = Vec::new();
     let mut done = std::collections::HashSet::new();
     for (index, report) in kept.iter().enumerate().rev() {
@@ -81,21 +94,12 @@ pub fn write_rollouts(
         }
     }
     rollouts.sort_by_key(|r| (r.report, r.node));
-    let document = RolloutsDocument {
+    RolloutsDocument {
         version: ROLLOUTS_VERSION,
         task_id: task.to_string(),
         reports: kept.iter().map(|k| k.attestation.clone()).collect(),
         rollouts,
-    };
-    let bytes = document
-        .to_json()
-        .map_err(|e| WriteError::Encoding(e.to_string()))?;
-    journal
-        .write_file(ROLLOUTS_FILE, &bytes)
-        .map_err(|source| WriteError::Io {
-            path: journal.dir().join(ROLLOUTS_FILE),
-            source,
-        })
+    }
 }
 
 /// Checks `rollouts.json`: every report opens under its signer's key, that key is the peer it
@@ -674,4 +678,106 @@ pub fn run_verify(dir: &Path, json: bool) -> anyhow::Result<std::process::ExitCo
             std::process::ExitCode::from(2)
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use forager_protocol::signing::Signed;
+    use forager_protocol::wire::{BranchId, TreeNode};
+    use forager_protocol::{Fingerprint, Locator, RiskClass, Target};
+
+    fn node(id: u32, parent: Option<u32>, status: TreeStatus) -> TreeNode {
+        TreeNode {
+            id,
+            parent,
+            action: parent.map(|_| Action::Click {
+                target: Target {
+                    locators: vec![Locator::Css(format!("#a{id}"))],
+                    role: "link".into(),
+                    name: format!("link {id}"),
+                },
+            }),
+            fingerprint: Some(Fingerprint([id as u8; 16])),
+            status,
+            visits: 1,
+            mean_value: 0.5,
+            risk: RiskClass::ReadOnly,
+            cost_ms: 7,
+        }
+    }
+
+    /// A signed report on a three-node tree (root, a child, its successful child), kept.
+    fn kept(task: TaskId) -> KeptReport {
+        let key = SigningKey::from_bytes(&[3; 32]);
+        let peer = peer_id_of(&key.verifying_key()).expect("a peer id");
+        let report = ProgressReport {
+            task,
+            branch: BranchId(0),
+            prefix_fingerprints: Vec::new(),
+            visits: 2,
+            value_sum: 1.0,
+            best_value: 1.0,
+            actions: 2,
+            replayed: 0,
+            cost: Default::default(),
+            successes: Vec::new(),
+            approvals: Vec::new(),
+            exhausted: false,
+            error: None,
+            network: Default::default(),
+            locations: Vec::new(),
+            tree: TreeSnapshot {
+                instance: 42,
+                nodes: vec![
+                    node(0, None, TreeStatus::Open),
+                    node(1, Some(0), TreeStatus::Open),
+                    node(2, Some(1), TreeStatus::Success),
+                ],
+                omitted: 0,
+            },
+        };
+        let signed = Signed::new(&key, Domain::Report, report.clone()).expect("signs");
+        KeptReport {
+            attestation: Attestation::of(&signed, peer.to_string()).expect("attests"),
+            node: peer,
+            branch: 0,
+            prefix: Vec::new(),
+            tree: report.tree,
+        }
+    }
+
+    fn check(document: &RolloutsDocument, task: &TaskId) -> Result<usize, &'static str> {
+        let bytes = document.to_json().expect("json");
+        verify_rollouts(&bytes, &task.to_string()).map_err(|e| match e {
+            VerifyError::Failed { check, .. } => check,
+            VerifyError::Unreadable { .. } => "unreadable",
+        })
+    }
+
+    #[test]
+    fn every_reached_node_is_a_rollout_standing_on_its_signed_report() {
+        let task = TaskId([5; 16]);
+        let document = rollouts_document(&task, &[kept(task)]);
+        assert_eq!(document.rollouts.len(), 2);
+        assert_eq!(document.rollouts[1].steps.len(), 2);
+        assert!(document.rollouts[1].success && !document.rollouts[0].success);
+        assert_eq!(check(&document, &task), Ok(2));
+
+        // A step that is not what the node signed, a rollout citing no report, a broken
+        // signature, another task: each named.
+        let mut changed = document.clone();
+        changed.rollouts[1].steps[0].value = 0.9;
+        assert_eq!(check(&changed, &task), Err("rollouts"));
+        let mut uncited = document.clone();
+        uncited.rollouts[0].report = 9;
+        assert_eq!(check(&uncited, &task), Err("rollouts"));
+        let mut forged = document.clone();
+        let signature = &mut forged.reports[0].signature;
+        let last = if signature.ends_with('0') { "1" } else { "0" };
+        signature.pop();
+        signature.push_str(last);
+        assert_eq!(check(&forged, &task), Err("signatures"));
+        assert_eq!(check(&document, &TaskId([6; 16])), Err("task id"));
+    }
 }

@@ -769,6 +769,63 @@ pub fn workshop() -> Router<Arc<Counters>> {
 }
 
 // ---------------------------------------------------------------------------------------------
+// The tour: ten steps from part 1 to the finish (links, and two forms: a name at part 4, a
+// colour at part 7), each page with a way back to the start that leads nowhere new. The replay
+// benchmark compiles its workflow.
+
+fn tour_part(n: u32, body: &str) -> Html<String> {
+    page(
+        &format!(
+            "Tour part {}",
+            words(
+                [
+                    "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten"
+                ][(n - 1) as usize]
+            )
+        ),
+        &format!(
+            "<p>This is part {n} of the tour.</p>{body}<p><a href=\"/tour/1\">Back to the start</a></p>"
+        ),
+    )
+}
+
+async fn tour(Path(part): Path<String>, Query(q): Query<HashMap<String, String>>) -> Response {
+    let next = |n: u32| format!("<p><a href=\"/tour/{n}\">Continue the tour to part {n}</a></p>");
+    match part.as_str() {
+        "4" => tour_part(
+            4,
+            "<form action=\"/tour/5\"><label for=name>Your name</label> <input id=name name=name required> \
+             <button>Continue the tour</button></form>",
+        )
+        .into_response(),
+        "5" if q.get("name").is_none_or(|n| n.trim().is_empty()) => {
+            page("Name missing", "<p role=alert>Give your name to continue.</p>").into_response()
+        }
+        "7" => tour_part(
+            7,
+            "<form action=\"/tour/8\"><label for=colour>Favourite colour</label> \
+             <input id=colour name=colour required> <button>Continue the tour</button></form>",
+        )
+        .into_response(),
+        "8" if q.get("colour").is_none_or(|c| c.trim().is_empty()) => {
+            page("Colour missing", "<p role=alert>Give a colour to continue.</p>").into_response()
+        }
+        "10" => tour_part(10, "<p><a href=\"/tour/finish\">Continue the tour to the finish</a></p>")
+            .into_response(),
+        "finish" => page("Tour complete", "<p>You finished the tour.</p>").into_response(),
+        other => match other.parse::<u32>() {
+            Ok(n @ 1..=9) => tour_part(n, &next(n + 1)).into_response(),
+            _ => not_found(),
+        },
+    }
+}
+
+/// The tour fixture (see above).
+pub fn tour_site() -> Router<Arc<Counters>> {
+    Router::new().route("/tour/{part}", get(tour))
+}
+
+// ---------------------------------------------------------------------------------------------
 // A page whose content is random per load (client-side Math.random).
 
 async fn random_page() -> Html<String> {
