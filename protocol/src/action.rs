@@ -178,6 +178,23 @@ impl Action {
         }
     }
 
+    /// Every target of the action (a form's fields, then its submit control).
+    pub fn targets(&self) -> Vec<&Target> {
+        match self {
+            Action::Click { target }
+            | Action::Fill { target, .. }
+            | Action::Select { target, .. } => vec![target],
+            Action::FillForm { fields, submit } => fields
+                .iter()
+                .map(|f| &f.target)
+                .chain(submit.as_ref())
+                .collect(),
+            Action::Press { .. } | Action::Navigate { .. } | Action::Back | Action::Done => {
+                Vec::new()
+            }
+        }
+    }
+
     /// The task inputs this action needs, by name.
     pub fn inputs(&self) -> Vec<&str> {
         fn input(value: &FillValue) -> Option<&str> {

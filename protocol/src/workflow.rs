@@ -199,21 +199,6 @@ fn rank_targets(action: &Action) -> Action {
     }
 }
 
-/// Every target of an action.
-pub fn targets(action: &Action) -> Vec<&Target> {
-    match action {
-        Action::Click { target } | Action::Fill { target, .. } | Action::Select { target, .. } => {
-            vec![target]
-        }
-        Action::FillForm { fields, submit } => fields
-            .iter()
-            .map(|f| &f.target)
-            .chain(submit.as_ref())
-            .collect(),
-        Action::Press { .. } | Action::Navigate { .. } | Action::Back | Action::Done => Vec::new(),
-    }
-}
-
 /// A pattern matching `path` with every run of digits free to differ.
 pub fn path_pattern(url: &str) -> String {
     let path = url::Url::parse(url)
@@ -358,7 +343,7 @@ impl Workflow {
                     format!("is {}, expected {}", step.index, i + 1),
                 ));
             }
-            for target in targets(&step.action) {
+            for target in step.action.targets() {
                 if target.locators.is_empty() {
                     return Err(invalid(field("action"), "a target has no locator"));
                 }

@@ -1,9 +1,8 @@
 //! `forager explore`: one task, the embedded browser, the result document and exit status.
 
-use crate::BadInput;
 use crate::cli::ExploreArgs;
 use crate::run::{RunOptions, RunOutcome, default_out, run_task};
-use crate::task_input::build_task;
+use crate::task_input::{build_task, read_init_script};
 use forager_node::browser::BrowserOptions;
 use forager_protocol::result::Status;
 use std::io::IsTerminal;
@@ -12,13 +11,7 @@ use std::process::ExitCode;
 /// Runs the command.
 pub fn run(args: &ExploreArgs) -> anyhow::Result<ExitCode> {
     let task = build_task(&args.task)?;
-    let init_script =
-        match &args.task.init_script {
-            Some(path) => Some(std::fs::read_to_string(path).map_err(|e| {
-                BadInput(format!("cannot read init script {}: {e}", path.display()))
-            })?),
-            None => None,
-        };
+    let init_script = read_init_script(args.task.init_script.as_deref())?;
     let out = args.out.clone().unwrap_or_else(|| default_out("explore"));
     let runtime = runtime()?;
     let outcome = runtime.block_on(run_task(

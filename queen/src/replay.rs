@@ -10,14 +10,12 @@ use crate::artifacts::{RESULT_FILE, screenshot_name};
 use crate::cli::ReplayArgs;
 use crate::explore::{report, runtime};
 use crate::run::{RunOutcome, default_out, write_json};
-use crate::task_input::parse_inputs;
+use crate::task_input::{parse_inputs, read_init_script};
 use forager_node::browser::{
     BrowserOptions, BrowserPool, ReplayFailure, ReplayOptions, ReplayRun, replay_workflow,
 };
 use forager_protocol::FailureReason;
-use forager_protocol::result::{
-    Metrics, NetworkSummary, RESULT_VERSION, ResultStep, RunError, RunResult, Status,
-};
+use forager_protocol::result::{Metrics, RESULT_VERSION, ResultStep, RunError, RunResult, Status};
 use forager_protocol::workflow::Workflow;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -46,13 +44,7 @@ pub fn load(
 /// Runs the command.
 pub fn run(args: &ReplayArgs) -> anyhow::Result<ExitCode> {
     let (workflow, inputs) = load(&args.workflow, &args.inputs)?;
-    let init_script =
-        match &args.init_script {
-            Some(path) => Some(std::fs::read_to_string(path).map_err(|e| {
-                BadInput(format!("cannot read init script {}: {e}", path.display()))
-            })?),
-            None => None,
-        };
+    let init_script = read_init_script(args.init_script.as_deref())?;
     let out = args.out.clone().unwrap_or_else(|| default_out("replay"));
     std::fs::create_dir_all(&out)
         .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", out.display()))?;
@@ -143,7 +135,6 @@ fn result_of(workflow: &Workflow, run: &ReplayRun, wall_ms: u64) -> RunResult {
         last.reward = 1.0;
     }
     let browser_ms = steps.iter().map(|s| s.cost_ms).sum();
-    let network = &run.network;
     RunResult {
         version: RESULT_VERSION,
         status: if passed {
@@ -167,12 +158,7 @@ fn result_of(workflow: &Workflow, run: &ReplayRun, wall_ms: u64) -> RunResult {
             workers: 1,
             ..Metrics::default()
         },
-        network: NetworkSummary {
-            allowed_requests: network.allowed,
-            allowed_origins: network.allowed_origins.iter().cloned().collect(),
-            blocked_requests: network.blocked,
-            blocked_urls: network.blocked_urls.clone(),
-        },
+        network: run.network.summary(),
         steps,
     }
 }

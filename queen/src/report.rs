@@ -672,6 +672,14 @@ impl RunView {
     }
 }
 
+/// Whether a vertex status is a prune reason (anything but the live states).
+fn is_pruned(status: &str) -> bool {
+    !matches!(
+        status,
+        "root" | "open" | "success" | "exhausted" | "unexplored"
+    )
+}
+
 /// Lays the tree out (leaves left to right, parents over their children) and draws it.
 fn tree_svg(view: &RunView) -> String {
     const DX: f64 = 14.0;
@@ -736,10 +744,7 @@ fn tree_svg(view: &RunView) -> String {
     }
     for (v, vertex) in view.vertices.iter().enumerate() {
         let (cx, cy) = pos(v);
-        let pruned = !matches!(
-            vertex.status.as_str(),
-            "root" | "open" | "success" | "exhausted" | "unexplored"
-        );
+        let pruned = is_pruned(&vertex.status);
         let radius = 4.0 + (f64::from(vertex.visits) + 1.0).log2().min(5.0);
         let fill = if pruned {
             "#b9bec8".to_owned()
@@ -840,12 +845,7 @@ fn tree_section(out: &mut String, view: &RunView) {
     let pruned: usize = view
         .vertices
         .iter()
-        .filter(|v| {
-            !matches!(
-                v.status.as_str(),
-                "root" | "open" | "success" | "exhausted" | "unexplored"
-            )
-        })
+        .filter(|v| is_pruned(&v.status))
         .count();
     let _ = write!(
         out,
@@ -979,10 +979,7 @@ fn time_section(out: &mut String, view: &RunView, result: &RunResult) {
     }
     let mut reasons: BTreeMap<&str, usize> = BTreeMap::new();
     for v in &view.vertices {
-        if !matches!(
-            v.status.as_str(),
-            "root" | "open" | "success" | "exhausted" | "unexplored"
-        ) {
+        if is_pruned(&v.status) {
             *reasons.entry(v.status.as_str()).or_default() += 1;
         }
     }
@@ -1123,6 +1120,196 @@ pub fn render_replay(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::journal::{JournalTree, JournalTreeNode};
+    use forager_protocol::result::{Metrics, RESULT_VERSION};
+    use forager_protocol::task::SuccessPredicate;
+    use forager_protocol::wire::WireCandidate;
+    use forager_protocol::{Fingerprint, Locator, RiskClass, Target};
+
+    fn click(name: &str) -> Action {
+        Action::Click {
+            target: Target {
+                locators: vec![Locator::Css(format!("#{name}"))],
+                role: "link".into(),
+                name: name.into(),
+            },
+        }
+    }
+
+    fn candidate(name: &str, prior: f64, risk: RiskClass) -> WireCandidate {
+        WireCandidate {
+            action: click(name),
+            prior,
+            risk,
+            key: 0,
+            target: None,
+        }
+    }
+
+    fn tree_node(
+        id: u32,
+        parent: Option<u32>,
+        name: &str,
+        status: &str,
+        visits: u32,
+    ) -> JournalTreeNode {
+        JournalTreeNode {
+            id,
+            parent,
+            label: parent.map(|_| click(name).label()),
+            status: status.into(),
+            visits,
+            value: 0.5,
+            risk: 1,
+            cost_ms: 10,
+            detail: None,
+        }
+    }
+
+    fn report(node: &str, nodes: Vec<JournalTreeNode>) -> JournalEvent {
+        JournalEvent::Report {
+            node: node.into(),
+            branch: 0,
+            visits: 2,
+            value_sum: 1.0,
+            best_value: 1.0,
+            actions: 3,
+            exhausted: false,
+            prefix_fingerprints: Vec::new(),
+            error: None,
+            locations: Vec::new(),
+            replayed: 1,
+            cost_ms: 300,
+            tree: Some(JournalTree {
+                instance: 7,
+                nodes,
+                omitted: 0,
+            }),
+        }
+    }
+
+    fn step(index: u32, action: Action) -> ResultStep {
+        ResultStep {
+            index,
+            label: action.label(),
+            action,
+            url: "http://127.0.0.1:1/x".into(),
+            title: "<script>alert(1)</script>".into(),
+            fingerprint: Fingerprint([index as u8; 16]),
+            risk: RiskClass::ReadOnly,
+            reward: 0.0,
+            cost_ms: 5,
+            verdict: None,
+            healed_locator: None,
+            healed_by: None,
+        }
+    }
+
+    #[test]
+    fn the_tree_merges_reports_marks_approvals_and_follows_one_winning_path() {
+        let task = TaskSpec::new(
+            "http://127.0.0.1:1/",
+            "goal",
+            vec![SuccessPredicate::TextPresent("x".into())],
+        );
+        let entry = |at_ms, event| Entry { at_ms, event };
+        let entries = vec![
+            entry(
+                0,
+                JournalEvent::Submitted {
+                    task: Box::new(task),
+                },
+            ),
+            entry(
+                100,
+                JournalEvent::Branches {
+                    node: "peer-a".into(),
+                    root: Fingerprint([0; 16]),
+                    candidates: vec![
+                        candidate("low", 0.2, RiskClass::ReadOnly),
+                        candidate("high", 0.9, RiskClass::ReadOnly),
+                        candidate("pay", 0.5, RiskClass::Financial),
+                    ],
+                },
+            ),
+            entry(
+                110,
+                JournalEvent::Assigned {
+                    node: "peer-a".into(),
+                    branch: 0,
+                    action: click("high").label(),
+                    actions: 20,
+                },
+            ),
+            // The first report has the child; the second updates it and adds a grandchild.
+            entry(
+                900,
+                report(
+                    "peer-a",
+                    vec![
+                        tree_node(0, None, "", "open", 1),
+                        tree_node(1, Some(0), "x", "open", 1),
+                    ],
+                ),
+            ),
+            entry(
+                1900,
+                report(
+                    "peer-a",
+                    vec![
+                        tree_node(1, Some(0), "x", "open", 3),
+                        tree_node(2, Some(1), "y", "success", 1),
+                    ],
+                ),
+            ),
+            entry(
+                2000,
+                JournalEvent::Verified {
+                    finder: "peer-a".into(),
+                    verifier: "peer-b".into(),
+                    actions: Vec::new(),
+                },
+            ),
+        ];
+        let result = RunResult {
+            version: RESULT_VERSION,
+            status: Status::Pass,
+            task_id: "00".into(),
+            goal: "goal".into(),
+            start_url: "http://127.0.0.1:1/".into(),
+            seed: 0,
+            steps: vec![
+                step(1, click("high")),
+                step(2, click("x")),
+                step(3, click("y")),
+            ],
+            error: None,
+            approval_required: Vec::new(),
+            metrics: Metrics::default(),
+            network: Default::default(),
+        };
+        let view = RunView::build(&entries, &result);
+        // The branches in prior order, the approval apart, the tree merged under branch 0.
+        let labels: Vec<&str> = view.vertices.iter().map(|v| v.label.as_str()).collect();
+        assert_eq!(labels[1], click("high").label());
+        assert_eq!(labels[2], click("low").label());
+        assert_eq!(view.vertices[3].status, "approval_required");
+        assert_eq!(view.vertices.len(), 6, "{labels:?}");
+        let x = view
+            .vertices
+            .iter()
+            .find(|v| v.label == click("x").label())
+            .expect("x");
+        assert_eq!(x.visits, 3, "the later report's numbers");
+        let winners = view.vertices.iter().filter(|v| v.winner).count();
+        assert_eq!(winners, 4, "start, branch, x, y");
+        let peer = &view.per_peer["peer-a"];
+        assert_eq!((peer.actions, peer.replayed, peer.browser_ms), (6, 2, 600));
+        let html = render_run(&entries, &result, &[None, None, None]);
+        assert!(html.contains("data-status=\"approval_required\""));
+        assert_eq!(html.matches("<tr class=step-row").count(), 3);
+        assert!(!html.contains("<script>"), "page text is escaped");
+    }
 
     #[test]
     fn page_text_cannot_inject_markup() {

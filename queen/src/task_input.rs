@@ -21,6 +21,15 @@ pub fn read_task_file(path: &Path) -> Result<TaskSpec, BadInput> {
     parsed.map_err(|e| BadInput(format!("task file {}: {e}", path.display())))
 }
 
+/// The `--init-script FILE`'s text, if one was given.
+pub fn read_init_script(path: Option<&Path>) -> Result<Option<String>, BadInput> {
+    path.map(|path| {
+        std::fs::read_to_string(path)
+            .map_err(|e| BadInput(format!("cannot read init script {}: {e}", path.display())))
+    })
+    .transpose()
+}
+
 /// `--input NAME=VALUE` flags as a map.
 pub fn parse_inputs(
     pairs: &[String],

@@ -82,10 +82,15 @@ fn playwright_script(workflow: &Workflow, success_text: &str) -> String {
             }
             other => panic!("the tour has no {other:?} step"),
         }
-        let path = step.expect.url_path.trim_start_matches('^');
+        // forager matches the URL's path; Playwright the whole URL (the query may follow).
+        let path = step
+            .expect
+            .url_path
+            .trim_start_matches('^')
+            .trim_end_matches('$');
         body.push_str(&format!(
             "  await page.waitForURL(new RegExp({}));\n",
-            js(&format!("^https?://[^/]+{path}"))
+            js(&format!("^https?://[^/]+{path}(?:[?#].*)?$"))
         ));
         if let Some(text) = &step.expect.text {
             body.push_str(&format!(

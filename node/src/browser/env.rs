@@ -810,13 +810,7 @@ impl crate::worker::EnvFactory for ChromiumFactory {
     }
 
     fn network(env: &ChromiumEnv) -> forager_protocol::result::NetworkSummary {
-        let log = env.network();
-        forager_protocol::result::NetworkSummary {
-            allowed_requests: log.allowed,
-            allowed_origins: log.allowed_origins.into_iter().collect(),
-            blocked_requests: log.blocked,
-            blocked_urls: log.blocked_urls,
-        }
+        env.network().summary()
     }
 
     async fn screenshot(env: &ChromiumEnv) -> Option<Vec<u8>> {

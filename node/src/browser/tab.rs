@@ -111,6 +111,18 @@ pub struct NetworkLog {
     pub blocked_urls: Vec<String>,
 }
 
+impl NetworkLog {
+    /// The result document's form of it.
+    pub fn summary(&self) -> forager_protocol::result::NetworkSummary {
+        forager_protocol::result::NetworkSummary {
+            allowed_requests: self.allowed,
+            allowed_origins: self.allowed_origins.iter().cloned().collect(),
+            blocked_requests: self.blocked,
+            blocked_urls: self.blocked_urls.clone(),
+        }
+    }
+}
+
 #[derive(Debug, Default)]
 struct TabEvents {
     console_errors: Vec<String>,
