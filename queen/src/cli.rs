@@ -62,12 +62,13 @@ pub enum Command {
     /// Serve a bundled demo site on 127.0.0.1 and explore a task on it: search, a two-step
     /// form with a required input, a confirmation page. Prints where the artifacts are.
     Demo(DemoArgs),
-    /// Run a compiled workflow (a run directory's workflow.json) in headless Chromium, without
-    /// search: each step's target found along its locator chain (a fallback locator that finds
-    /// it heals the step, and the result and report say which), each step's post-condition
-    /// checked (URL path, text, fingerprint family), the task's success predicates checked
-    /// after the last step. A failing step ends the run with the step, the reason and a
-    /// screenshot (failure.jpg).
+    /// Run a compiled workflow (a run's workflow.json) in headless Chromium, without search.
+    ///
+    /// Each step's target is found along its locator chain (a fallback locator that finds it
+    /// heals the step, and the result and report say which), each step's post-condition is
+    /// checked (URL path, text, fingerprint family), and the task's success predicates after
+    /// the last step. A failing step ends the run with the step, the reason and a screenshot
+    /// (failure.jpg).
     ///
     /// Writes result.json (the same document as explore) and report.html to --out. Exit
     /// status: 0 pass, 1 failing, 2 bad input (an unreadable or malformed workflow, a missing or
