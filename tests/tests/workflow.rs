@@ -57,6 +57,18 @@ fn steps(run: &Run) -> &[ResultStep] {
         .steps
 }
 
+/// The run failed (exit 1) with this named reason and a detail starting so.
+fn assert_failing(run: &Run, reason: &str, detail: &str) {
+    assert_eq!(run.code, Some(1), "{}", run.stderr);
+    let error = run
+        .result
+        .as_ref()
+        .and_then(|r| r.error.clone())
+        .expect("a reason");
+    assert_eq!(error.reason.as_str(), reason, "{error:?}");
+    assert!(error.detail.starts_with(detail), "{}", error.detail);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn explore_verify_replay_heal_and_fail() {
     let site = sites::serve(sites::workshop()).await;
@@ -117,19 +129,10 @@ async fn explore_verify_replay_heal_and_fail() {
     // named, with a screenshot. A wrong heal never passes silently.
     site.set_variant(2);
     let gone = replay("wf-gone", &path, &["--input", "postcode=10115"]).await;
-    assert_eq!(gone.code, Some(1), "{}", gone.stderr);
-    let error = gone
-        .result
-        .as_ref()
-        .and_then(|r| r.error.clone())
-        .expect("a reason");
-    assert_eq!(error.reason.as_str(), "postcondition_failed", "{error:?}");
-    assert!(
-        error
-            .detail
-            .starts_with("step 2: post-condition url_path failed"),
-        "{}",
-        error.detail
+    assert_failing(
+        &gone,
+        "postcondition_failed",
+        "step 2: post-condition url_path failed",
     );
     assert_eq!(
         steps(&gone)[1].healed_by.as_deref(),
@@ -143,19 +146,10 @@ async fn explore_verify_replay_heal_and_fail() {
     // The last page is another kind of page: its post-condition fails, named.
     site.set_variant(3);
     let other = replay("wf-other", &path, &["--input", "postcode=10115"]).await;
-    assert_eq!(other.code, Some(1), "{}", other.stderr);
-    let error = other
-        .result
-        .as_ref()
-        .and_then(|r| r.error.clone())
-        .expect("a reason");
-    assert_eq!(error.reason.as_str(), "postcondition_failed", "{error:?}");
-    assert!(
-        error
-            .detail
-            .starts_with("step 3: post-condition family failed"),
-        "{}",
-        error.detail
+    assert_failing(
+        &other,
+        "postcondition_failed",
+        "step 3: post-condition family failed",
     );
     assert!(other.out.join("failure.jpg").exists());
 }
@@ -374,9 +368,7 @@ async fn bad_workflows_and_inputs_are_refused_before_any_browser_starts() {
     )
     .await;
     assert!(marker.exists(), "the wrapper marks a started browser");
-    assert_eq!(run.code, Some(1), "{}", run.stderr);
-    let error = run.result.and_then(|r| r.error).expect("a reason");
-    assert_eq!(error.reason.as_str(), "action_failed");
+    assert_failing(&run, "action_failed", "step 1: target not found");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
