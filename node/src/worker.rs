@@ -816,6 +816,7 @@ async fn replay<F: EnvFactory>(
                     report.fingerprints.push(step.state.fingerprint);
                     let mut page = F::step_info(&env, before, step.state.fingerprint);
                     page.cost_ms = step.cost.browser_ms;
+                    page.value_hint = step.state.value_hint;
                     report.pages.push(page);
                     // What the page looked like, for the trajectory and the report; past the
                     // budget, later steps go without.

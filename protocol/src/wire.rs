@@ -280,7 +280,7 @@ pub struct ReplayRequest {
 }
 
 /// What a reproduction saw at one step.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PageInfo {
     /// The URL.
     pub url: String,
@@ -298,6 +298,9 @@ pub struct PageInfo {
     pub heading: Option<String>,
     /// What the step cost, in browser milliseconds.
     pub cost_ms: u64,
+    /// The state's value hint after the step, in [0, 1] (the result's `reward` for every
+    /// step but the last).
+    pub value_hint: f64,
 }
 
 /// What a reproduction found.
@@ -807,6 +810,7 @@ pub(crate) mod tests {
                                     family,
                                     heading,
                                     cost_ms,
+                                    value_hint: 0.5,
                                 }
                             ),
                         0..3

@@ -475,6 +475,7 @@ mod tests {
             family: Some(Fingerprint([9; 16])),
             heading: heading.map(str::to_owned),
             cost_ms: 3,
+            value_hint: 0.5,
         }
     }
 

@@ -469,9 +469,16 @@ pub fn verify_run_dir(dir: &Path) -> Result<Verified, VerifyError> {
             "the replay passed through other states than the steps name",
         ));
     }
+    let last = body.steps.len().saturating_sub(1);
     for (i, (page, step)) in replay.pages.iter().zip(&body.steps).enumerate() {
         let s = &step.step;
+        let reward = if i == last {
+            1.0
+        } else {
+            page.value_hint.clamp(0.0, 1.0)
+        };
         if page.url != s.url
+            || s.reward != reward
             || page.title != s.title
             || page.verdict != s.verdict
             || page.healed_locator != s.healed_locator

@@ -1338,7 +1338,7 @@ impl TaskRun {
                     title: page.map(|p| p.title.clone()).unwrap_or_default(),
                     fingerprint,
                     risk,
-                    reward: 0.0,
+                    reward: page.map_or(0.0, |p| p.value_hint.clamp(0.0, 1.0)),
                     cost_ms: page.map_or(0, |p| p.cost_ms),
                     verdict: page.and_then(|p| p.verdict.clone()),
                     healed_locator: page.and_then(|p| p.healed_locator),

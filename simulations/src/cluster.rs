@@ -77,6 +77,7 @@ impl SimBrowser {
             family: Some(Fingerprint::of_bytes("sim-family", page.path.as_bytes())),
             heading: Some(page.title.clone()),
             cost_ms: 0,
+            value_hint: 0.0,
         });
     }
 }
@@ -187,6 +188,7 @@ impl EnvFactory for SimFactory {
             family: None,
             heading: None,
             cost_ms: 0,
+            value_hint: 0.0,
         })
     }
 

@@ -272,6 +272,7 @@ fn small_workflow(base: &str) -> Vec<u8> {
         family: None,
         heading: Some("Delivery estimate".into()),
         cost_ms: 1,
+        value_hint: 1.0,
     };
     forager_protocol::workflow::compile(&task, &[step], &[page])
         .and_then(|w| {

@@ -806,6 +806,7 @@ impl crate::worker::EnvFactory for ChromiumFactory {
             family: page.map(|p| p.family),
             heading: page.and_then(|p| p.heading.clone()),
             cost_ms: 0,
+            value_hint: 0.0,
         }
     }
 
