@@ -22,6 +22,12 @@ pub struct StateInfo {
     pub fingerprint: Fingerprint,
     /// Whether every success predicate holds here.
     pub success: bool,
+    /// Whether a failure predicate holds here (a dead end: nothing past it can succeed).
+    pub dead_end: bool,
+    /// The action that led here changed nothing the fingerprint sees, but the page's own
+    /// handlers ran: its change is in script state (a button that must be pressed before
+    /// another). Such a state is kept (a short chain of them) rather than pruned as no progress.
+    pub hidden_change: bool,
     /// A heuristic estimate in [0, 1] of how close the state is to the goal (for example the
     /// similarity of the page to the goal text); used as the value of non-terminal leaves.
     pub value_hint: f64,

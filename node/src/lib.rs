@@ -17,6 +17,7 @@
 pub mod browser;
 pub mod embed;
 pub mod environment;
+pub mod goal;
 pub mod index;
 pub mod net;
 pub mod policy;

@@ -9,8 +9,9 @@
 
 use crate::embed::{SparseVector, action_key, stable_hash, text_features};
 use crate::environment::Candidate;
+use crate::goal::{GoalReading, words_of};
 use forager_protocol::action::FieldValue;
-use forager_protocol::observation::{Element, Observation};
+use forager_protocol::observation::{Element, Observation, PageValueKind};
 use forager_protocol::risk::{self, ActionShape, RiskContext};
 use forager_protocol::{Action, FillValue, RiskClass, Target};
 use std::collections::BTreeMap;
@@ -45,25 +46,11 @@ pub struct TaskContext {
 impl TaskContext {
     /// Strings quoted in the goal ("…", '…', “…”), as literal fill values.
     pub fn quoted_strings(&self) -> Vec<String> {
-        let mut out = Vec::new();
-        for (open, close) in [('"', '"'), ('\u{201c}', '\u{201d}'), ('\'', '\'')] {
-            let mut rest = self.goal.as_str();
-            while let Some(start) = rest.find(open) {
-                let after = &rest[start + open.len_utf8()..];
-                let Some(end) = after.find(close) else { break };
-                let quoted = after[..end].trim();
-                // Apostrophes inside words are not quotes.
-                if !quoted.is_empty()
-                    && quoted.len() <= 200
-                    && !(open == '\'' && quoted.contains(' ') && quoted.len() > 60)
-                {
-                    out.push(quoted.to_owned());
-                }
-                rest = &after[end + close.len_utf8()..];
-            }
-        }
-        out.dedup();
-        out
+        GoalReading::of(&self.goal)
+            .quoted
+            .into_iter()
+            .map(|q| q.text)
+            .collect()
     }
 
     fn allows(&self, href: &str) -> bool {
@@ -146,6 +133,116 @@ pub fn location_of(url: &str) -> u64 {
     stable_hash(without_fragment.as_bytes())
 }
 
+/// How much of what the goal names the page already shows done, in [0, 1]: the checkboxes,
+/// radio buttons and options the goal names that are checked (less half a point for each one
+/// it does not name that is), and the values it gives that some field holds. `None` when the
+/// goal names nothing of the kind on this page. A state's value, so that the search can tell
+/// a half-filled form from an untouched one before anything is submitted.
+fn goal_progress(observation: &Observation, reading: &GoalReading, goal: &str) -> Option<f64> {
+    let goal_text = format!(
+        " {} ",
+        crate::embed::words(goal).collect::<Vec<_>>().join(" ")
+    );
+    let named = |name: &str| {
+        let words: Vec<String> = crate::embed::words(name).collect();
+        let phrase = words.join(" ");
+        phrase.len() >= 2 && goal_text.contains(&format!(" {phrase} "))
+    };
+    let (mut wanted, mut done, mut wrong) = (0usize, 0usize, 0usize);
+    for element in &observation.elements {
+        if !matches!(
+            element.role.as_str(),
+            "checkbox" | "radio" | "switch" | "option"
+        ) {
+            continue;
+        }
+        match (named(&element.name), element.checked) {
+            (true, true) => {
+                wanted += 1;
+                done += 1;
+            }
+            (true, false) => wanted += 1,
+            (false, true) => wrong += 1,
+            (false, false) => {}
+        }
+    }
+    let held: Vec<&str> = observation
+        .values
+        .iter()
+        .filter(|v| v.kind == PageValueKind::Field)
+        .map(|v| v.value.as_str())
+        .collect();
+    let literals = reading
+        .quoted
+        .iter()
+        .map(|q| reading.cased(&q.text))
+        .chain(reading.tokens.iter().cloned());
+    for literal in literals {
+        // Only values some field on this page could hold count.
+        if !observation.elements.iter().any(is_text_field) {
+            break;
+        }
+        wanted += 1;
+        if held.iter().any(|h| h.trim() == literal) {
+            done += 1;
+        }
+    }
+    (wanted > 0).then(|| ((done as f64 - 0.5 * wrong as f64) / wanted as f64).clamp(0.0, 1.0))
+}
+
+/// A prior bonus for each element at a position the goal names: "the 3rd input textbox",
+/// "the 2nd checkbox", "the 6th search result", counted among the page's elements of that kind
+/// in document order.
+fn position_bonus(observation: &Observation, reading: &GoalReading) -> Vec<f64> {
+    let mut bonus = vec![0.0; observation.elements.len()];
+    for position in &reading.positions {
+        let has = |word: &str| position.kind.iter().any(|k| k.starts_with(word));
+        let kind: fn(&Element) -> bool = if has("checkbox") {
+            |e| e.role == "checkbox"
+        } else if has("radio") {
+            |e| e.role == "radio"
+        } else if has("textarea") || (has("text") && has("area")) {
+            |e| e.tag == "textarea"
+        } else if has("textbox") || has("input") || has("field") || has("text") {
+            |e| is_text_field(e) && e.tag != "textarea"
+        } else if has("button") {
+            |e| e.role == "button"
+        } else if has("link") || has("result") {
+            |e| matches!(e.role.as_str(), "link" | "clickable")
+        } else if has("tab") {
+            |e| e.role == "tab"
+        } else if has("item") || has("option") {
+            |e| is_clickable(e)
+        } else {
+            continue;
+        };
+        let of_kind: Vec<usize> = (0..observation.elements.len())
+            .filter(|&i| kind(&observation.elements[i]))
+            .collect();
+        if let Some(i) = position.ordinal.index(of_kind.len()) {
+            bonus[of_kind[i]] += 0.6;
+        }
+    }
+    bonus
+}
+
+/// Whether following `href` from the page at `page` loads another document: not an in-page
+/// anchor (`#tabs-2`, `#`: the same URL up to the fragment) nor a `javascript:` link, which
+/// only run the page's own handlers.
+fn leaves_page(href: &str, page: &str) -> bool {
+    match (url::Url::parse(href), url::Url::parse(page)) {
+        (Ok(mut to), Ok(mut from)) => {
+            if !matches!(to.scheme(), "http" | "https") {
+                return false;
+            }
+            to.set_fragment(None);
+            from.set_fragment(None);
+            to != from
+        }
+        _ => true,
+    }
+}
+
 fn target_of(element: &Element) -> Target {
     Target {
         locators: element.locators.clone(),
@@ -155,19 +252,13 @@ fn target_of(element: &Element) -> Target {
 }
 
 fn is_text_field(element: &Element) -> bool {
-    matches!(element.role.as_str(), "textbox" | "searchbox")
-        && !matches!(
-            element.input_type.as_str(),
-            "checkbox"
-                | "radio"
-                | "submit"
-                | "button"
-                | "file"
-                | "image"
-                | "reset"
-                | "range"
-                | "color"
-        )
+    matches!(
+        element.role.as_str(),
+        "textbox" | "searchbox" | "spinbutton"
+    ) && !matches!(
+        element.input_type.as_str(),
+        "checkbox" | "radio" | "submit" | "button" | "file" | "image" | "reset" | "range" | "color"
+    )
 }
 
 fn is_clickable(element: &Element) -> bool {
@@ -199,24 +290,13 @@ impl<E: Embedder> Policy for DefaultPolicy<E> {
     fn propose(&self, observation: &Observation, task: &TaskContext) -> Proposals {
         let goal = self.embedder.embed(&task.goal);
         let mut scored: Vec<(Candidate<Action>, f64)> = Vec::new();
-        let sources: Vec<ValueSource> = task
-            .inputs
-            .iter()
-            .map(|(name, value)| ValueSource {
-                value: FillValue::Input(name.clone()),
-                description: name.replace(['_', '-'], " "),
-                literal: value.clone(),
-            })
-            .chain(task.quoted_strings().into_iter().map(|q| ValueSource {
-                value: FillValue::Literal(q.clone()),
-                description: q.clone(),
-                literal: q,
-            }))
-            .collect();
+        let reading = GoalReading::of(&task.goal);
+        let sources = self.sources(observation, task, &reading, &goal);
+        let positions = position_bonus(observation, &reading);
 
         // Clicks.
-        for element in observation.elements.iter().filter(|e| !e.disabled) {
-            if !is_clickable(element) {
+        for (index, element) in observation.elements.iter().enumerate() {
+            if element.disabled || !is_clickable(element) {
                 continue;
             }
             if let Some(href) = &element.href
@@ -233,7 +313,7 @@ impl<E: Embedder> Policy for DefaultPolicy<E> {
                 dialog_text: "",
             };
             let risk = risk::classify(ActionShape::Click, &context);
-            let affinity = self.affinity(&goal, element);
+            let affinity = self.affinity(&goal, element) + positions[index];
             scored.push((
                 Candidate {
                     action: Action::Click {
@@ -242,26 +322,90 @@ impl<E: Embedder> Policy for DefaultPolicy<E> {
                     prior: 0.0,
                     risk,
                     key: action_key(&format!("click {} {}", element.role, element.name)),
-                    target: element.href.as_deref().map(location_of),
+                    target: element
+                        .href
+                        .as_deref()
+                        .filter(|href| leaves_page(href, &observation.url))
+                        .map(location_of),
                 },
                 affinity,
             ));
         }
 
+        // Text fields can be clicked too (focus, or a widget such as a date picker opens),
+        // but that is seldom the point: a low prior.
+        for (index, element) in observation.elements.iter().enumerate() {
+            if element.disabled || !is_text_field(element) {
+                continue;
+            }
+            let risk = risk::classify(
+                ActionShape::Click,
+                &RiskContext {
+                    accessible_name: &element.name,
+                    role: &element.role,
+                    input_type: &element.input_type,
+                    ..RiskContext::default()
+                },
+            );
+            scored.push((
+                Candidate {
+                    action: Action::Click {
+                        target: target_of(element),
+                    },
+                    prior: 0.0,
+                    risk,
+                    key: action_key(&format!("click {} {}", element.role, element.name)),
+                    target: None,
+                },
+                0.3 * self.affinity(&goal, element) + positions[index],
+            ));
+        }
+
+        // A list that holds several choices at once (`<select multiple>`): every option the
+        // goal names, chosen in one action.
+        for (index, element) in observation.elements.iter().enumerate() {
+            if element.disabled || element.role != "listbox" || element.options.is_empty() {
+                continue;
+            }
+            let named = named_options(&element.options, &task.goal);
+            if named.is_empty() {
+                continue;
+            }
+            scored.push((
+                Candidate {
+                    action: Action::Select {
+                        target: target_of(element),
+                        option: named.join(MULTIPLE_OPTIONS),
+                    },
+                    prior: 0.0,
+                    risk: RiskClass::ReadOnly,
+                    key: action_key(&format!("select {} {}", element.name, named.join(" "))),
+                    target: None,
+                },
+                1.0 + positions[index],
+            ));
+        }
+
         // Forms, whole: fields grouped by their form.
         let mut forms: BTreeMap<String, Vec<&Element>> = BTreeMap::new();
-        let mut loose: Vec<&Element> = Vec::new();
-        for element in observation.elements.iter().filter(|e| !e.disabled) {
+        let mut loose: Vec<(usize, &Element)> = Vec::new();
+        for (index, element) in observation.elements.iter().enumerate() {
             let fillable = is_text_field(element) || element.role == "combobox";
-            if !fillable {
+            if element.disabled || !fillable {
                 continue;
             }
             match &element.form {
-                Some(form) => forms
-                    .entry(form.selector.clone())
-                    .or_default()
-                    .push(element),
-                None => loose.push(element),
+                Some(form) => {
+                    forms
+                        .entry(form.selector.clone())
+                        .or_default()
+                        .push(element);
+                    // An implicit form's fields are also typed one at a time.
+                    if form.implicit {
+                        loose.push((index, element));
+                    }
+                }
+                None => loose.push((index, element)),
             }
         }
         for (selector, fields) in &forms {
@@ -321,53 +465,66 @@ impl<E: Embedder> Policy for DefaultPolicy<E> {
                 ));
             }
         }
-        for element in loose {
+        for (index, element) in loose {
             for (assignment, quality) in self.assignments(&[element], &sources, &goal) {
                 let Some(field) = assignment.into_iter().next() else {
                     continue;
                 };
-                let (action, shape) = if field.select {
+                let variants: Vec<(Action, ActionShape, f64)> = if field.select {
                     let option = match &field.value {
                         FillValue::Literal(text) => text.clone(),
                         FillValue::Input(name) => name.clone(),
                     };
-                    (
+                    vec![(
                         Action::Select {
                             target: field.target,
                             option,
                         },
                         ActionShape::Select,
-                    )
+                        1.0,
+                    )]
                 } else {
-                    (
-                        Action::Fill {
-                            target: field.target,
-                            value: field.value,
-                            enter: true,
-                        },
-                        ActionShape::Fill { enter: true },
-                    )
+                    // A field outside a form: typed (its value is part of the state, so the
+                    // next step can be a click on the page's own button), or typed and
+                    // submitted with Enter, as a search box wants.
+                    [false, true]
+                        .into_iter()
+                        .map(|enter| {
+                            (
+                                Action::Fill {
+                                    target: field.target.clone(),
+                                    value: field.value.clone(),
+                                    enter,
+                                },
+                                ActionShape::Fill { enter },
+                                if enter { 0.6 } else { 1.0 },
+                            )
+                        })
+                        .collect()
                 };
-                let risk = risk::classify(
-                    shape,
-                    &RiskContext {
-                        accessible_name: &element.name,
-                        role: &element.role,
-                        input_type: &element.input_type,
-                        ..RiskContext::default()
-                    },
-                );
-                let affinity = 0.5 * self.affinity(&goal, element) + 0.5 * quality;
-                scored.push((
-                    Candidate {
-                        key: action_key(&format!("fill {} {}", element.name, action.label())),
-                        action,
-                        prior: 0.0,
-                        risk,
-                        target: None,
-                    },
-                    affinity,
-                ));
+                for (action, shape, weight) in variants {
+                    let risk = risk::classify(
+                        shape,
+                        &RiskContext {
+                            accessible_name: &element.name,
+                            role: &element.role,
+                            input_type: &element.input_type,
+                            ..RiskContext::default()
+                        },
+                    );
+                    let affinity = weight
+                        * (0.5 * self.affinity(&goal, element) + 0.5 * quality + positions[index]);
+                    scored.push((
+                        Candidate {
+                            key: action_key(&format!("fill {} {}", element.name, action.label())),
+                            action,
+                            prior: 0.0,
+                            risk,
+                            target: None,
+                        },
+                        affinity,
+                    ));
+                }
             }
         }
 
@@ -380,7 +537,12 @@ impl<E: Embedder> Policy for DefaultPolicy<E> {
             .take(5)
             .collect();
         let page_text = format!("{} {}", observation.title, headings.join(" "));
-        let value_hint = self.similarity(&goal, &page_text).max(0.8 * best_action);
+        let mut value_hint = self.similarity(&goal, &page_text).max(0.8 * best_action);
+        // Progress on what the goal names raises a state's value; its absence lowers nothing
+        // (the goal's quoted product name is not for the checkout form's fields).
+        if let Some(progress) = goal_progress(observation, &reading, &task.goal) {
+            value_hint = value_hint.max(0.5 * value_hint + 0.5 * progress);
+        }
 
         let total: f64 = scored.iter().map(|(_, a)| a + 0.05).sum();
         let candidates = scored
@@ -398,6 +560,87 @@ impl<E: Embedder> Policy for DefaultPolicy<E> {
 }
 
 impl<E: Embedder> DefaultPolicy<E> {
+    /// The values a fill may type: the task's inputs (by name), the goal's quoted strings
+    /// (described by the words before them, in the letter case the goal asks for), the values
+    /// it names unquoted, and values the page shows that the goal points at: a table row or
+    /// term whose label is like the goal or like a field's name, what other fields hold, and
+    /// the word at a position the goal names ("the 4th word", "the last word").
+    fn sources(
+        &self,
+        observation: &Observation,
+        task: &TaskContext,
+        reading: &GoalReading,
+        goal: &SparseVector,
+    ) -> Vec<ValueSource> {
+        let mut sources: Vec<ValueSource> = task
+            .inputs
+            .iter()
+            .map(|(name, value)| ValueSource {
+                value: FillValue::Input(name.clone()),
+                description: name.replace(['_', '-'], " "),
+                literal: value.clone(),
+            })
+            .collect();
+        let mut literal = |text: String, description: String| {
+            if !text.is_empty() && !sources.iter().any(|s| s.literal == text) {
+                sources.push(ValueSource {
+                    value: FillValue::Literal(text.clone()),
+                    description,
+                    literal: text,
+                });
+            }
+        };
+        for quoted in &reading.quoted {
+            literal(
+                reading.cased(&quoted.text),
+                format!("{} {}", quoted.context, quoted.text),
+            );
+        }
+        for token in &reading.tokens {
+            literal(token.clone(), token.clone());
+        }
+        let field_names: Vec<SparseVector> = observation
+            .elements
+            .iter()
+            .filter(|e| is_text_field(e) && !e.name.is_empty())
+            .map(|e| self.embedder.embed(&e.name))
+            .collect();
+        let goal_words: Vec<String> = crate::embed::words(&task.goal).collect();
+        for value in observation.values.iter().take(40) {
+            match value.kind {
+                PageValueKind::Pair => {
+                    let label = self.embedder.embed(&value.label);
+                    let label_words: Vec<String> = crate::embed::words(&value.label).collect();
+                    let named = (!label_words.is_empty()
+                        && label_words.iter().all(|w| goal_words.contains(w)))
+                        || self.similarity(goal, &value.label) >= 0.35
+                        || field_names
+                            .iter()
+                            .any(|f| f64::from(f.cosine(&label)) >= 0.6);
+                    if named {
+                        literal(value.value.clone(), value.label.clone());
+                    }
+                }
+                PageValueKind::Field => {
+                    literal(value.value.clone(), format!("text {}", value.label))
+                }
+                PageValueKind::Paragraph => {}
+            }
+        }
+        for position in reading.positions.iter().filter(|p| p.kind[0] == "word") {
+            for value in observation.values.iter().take(40) {
+                if value.kind == PageValueKind::Pair {
+                    continue;
+                }
+                let words = words_of(&value.value);
+                if let Some(i) = position.ordinal.index(words.len()) {
+                    literal(words[i].to_owned(), "word".into());
+                }
+            }
+        }
+        sources
+    }
+
     /// Ways to fill a group of fields: the best assignment and, for forms with one text field,
     /// one per value source. Each comes with its match quality in [0, 1].
     fn assignments(
@@ -519,6 +762,28 @@ impl<E: Embedder> DefaultPolicy<E> {
     }
 }
 
+/// How the options of one multiple choice are joined in `Action::Select` (`act.js` splits on it).
+pub const MULTIPLE_OPTIONS: &str = "\n";
+
+/// The options of a list whose label the goal names as a whole phrase (case-insensitive).
+fn named_options(
+    options: &[forager_protocol::observation::SelectOption],
+    goal: &str,
+) -> Vec<String> {
+    let goal: Vec<String> = crate::embed::words(goal).collect();
+    options
+        .iter()
+        .filter(|option| {
+            let label: Vec<String> = crate::embed::words(&option.label).collect();
+            !label.is_empty()
+                && goal
+                    .windows(label.len())
+                    .any(|window| window == label.as_slice())
+        })
+        .map(|option| option.label.clone())
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -540,6 +805,7 @@ mod tests {
             required: false,
             disabled: false,
             options: vec![],
+            checked: false,
         }
     }
 
@@ -555,6 +821,7 @@ mod tests {
             snapshot: vec![],
             forms: vec![],
             validation_errors: vec![],
+            values: vec![],
             fingerprint: Fingerprint([0; 16]),
         }
     }
@@ -602,12 +869,56 @@ mod tests {
     }
 
     #[test]
+    fn a_multiple_choice_list_gets_every_option_the_goal_names_at_once() {
+        let mut list = element("listbox", "");
+        list.tag = "select".into();
+        list.options = ["Fayette", "Claudie", "Danit", "Fay"]
+            .iter()
+            .map(|name| forager_protocol::observation::SelectOption {
+                value: name.to_string(),
+                label: name.to_string(),
+            })
+            .collect();
+        let proposals = DefaultPolicy::default().propose(
+            &page(vec![list, element("button", "Submit")]),
+            &task(
+                "Select Fayette, Claudie from the scroll list and click Submit.",
+                &[],
+            ),
+        );
+        let chosen: Vec<&str> = proposals
+            .candidates
+            .iter()
+            .filter_map(|c| match &c.action {
+                Action::Select { option, .. } => Some(option.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            chosen,
+            vec!["Fayette\nClaudie"],
+            "whole names only, in list order"
+        );
+        let nothing = DefaultPolicy::default().propose(
+            &page(vec![element("listbox", "")]),
+            &task("Select Fayette", &[]),
+        );
+        assert!(
+            nothing
+                .candidates
+                .iter()
+                .all(|c| !matches!(c.action, Action::Select { .. }))
+        );
+    }
+
+    #[test]
     fn forms_are_filled_whole_with_matching_inputs_and_classified() {
         let form = FormContext {
             name: "login".into(),
             submit_name: Some("Log in".into()),
             posts: true,
             selector: "#login".into(),
+            implicit: false,
         };
         let mut email = element("textbox", "Email address");
         email.input_type = "email".into();
@@ -659,9 +970,20 @@ mod tests {
             submit_name: None,
             posts: false,
             selector: "#s".into(),
+            implicit: false,
         });
         let proposals = DefaultPolicy::default().propose(&page(vec![search]), &t);
-        assert_eq!(proposals.candidates.len(), 2);
+        let typed: Vec<String> = proposals
+            .candidates
+            .iter()
+            .filter(|c| matches!(c.action, Action::FillForm { .. }))
+            .map(|c| c.action.label())
+            .collect();
+        assert_eq!(typed.len(), 2, "{typed:?}");
+        assert!(
+            typed[0].contains("ThinkPad X1") && typed[1].contains("blue"),
+            "{typed:?}"
+        );
         assert!(
             proposals
                 .candidates

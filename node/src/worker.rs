@@ -22,8 +22,9 @@ use forager_protocol::signing::{Domain, Signed};
 use forager_protocol::trajectory::Cost;
 use forager_protocol::wire::{
     Announcement, BranchAssignment, BranchId, ExpandReport, ExpandRequest, FoundPath,
-    KnownLocation, MAX_TREE_NODES, Message, PageInfo, ProgressReport, ReplayAnswer, ReplayReport,
-    ReplayRequest, SyncRequest, TaskId, TreeNode, TreeSnapshot, TreeStatus, WireCandidate,
+    KnownLocation, KnownState, MAX_TREE_NODES, Message, PageInfo, ProgressReport, ReplayAnswer,
+    ReplayReport, ReplayRequest, SyncRequest, TaskId, TreeNode, TreeSnapshot, TreeStatus,
+    WireCandidate,
 };
 use forager_protocol::{Action, FailureReason, Fingerprint, TaskSpec};
 use std::collections::HashMap;
@@ -502,7 +503,7 @@ async fn search_branch<F: EnvFactory>(
     drop(state);
     prune_branches(branches, MAX_BRANCHES).await;
     match sign(identity, report) {
-        Ok(signed) => Message::Progress(signed),
+        Ok(signed) => Message::Progress(Box::new(signed)),
         Err(e) => Message::Refused(e),
     }
 }
@@ -553,6 +554,7 @@ async fn run_branch<E: Environment<Action = Action>>(
         error: None,
         network: NetworkSummary::default(),
         locations: Vec::new(),
+        states: Vec::new(),
         tree: TreeSnapshot::default(),
     };
     let task = &assignment.task;
@@ -573,18 +575,32 @@ async fn run_branch<E: Environment<Action = Action>>(
                 .collect();
             let env = &mut state.env.inner;
             let reached = async {
-                env.restore(&known).await?;
+                let mut here = env.restore(&known).await?.state;
                 let mut prefix = known.clone();
                 for action in &assignment.prefix[known.len()..] {
                     let step = env.act(action).await?;
-                    prefix.push((action.clone(), step.state.fingerprint));
                     report.actions += 1;
+                    let stayed = step.state.fingerprint == here.fingerprint
+                        && !step.state.success
+                        && !step.state.hidden_change;
+                    if stayed || step.state.dead_end {
+                        // As a node's tree prunes such a child: nothing below it is new.
+                        return Ok(None);
+                    }
+                    prefix.push((action.clone(), step.state.fingerprint));
+                    here = step.state;
                 }
-                Ok::<_, EnvError>(prefix)
+                Ok::<_, EnvError>(Some(prefix))
             }
             .await;
             let prefix = match reached {
-                Ok(prefix) => prefix,
+                Ok(Some(prefix)) => prefix,
+                Ok(None) => {
+                    report.error =
+                        Some("the branch's action changed nothing, or ended the task".into());
+                    report.exhausted = true;
+                    return report;
+                }
                 Err(e) => {
                     report.error = Some(format!("cannot reach the branch: {e}"));
                     report.exhausted =
@@ -625,6 +641,12 @@ async fn run_branch<E: Environment<Action = Action>>(
             .iter()
             .map(|k| (k.location, k.depth.saturating_sub(below_root))),
     );
+    search.learn_states(
+        assignment
+            .known_states
+            .iter()
+            .map(|k| (k.fingerprint, k.depth.saturating_sub(below_root))),
+    );
     report.prefix_fingerprints = state.env.prefix.iter().map(|(_, f)| *f).collect();
     let (visits_before, value_before) = root_stats(&search);
     let mut observer = RolloutObserver {
@@ -658,6 +680,21 @@ async fn run_branch<E: Environment<Action = Action>>(
         })
         .filter(|k| given.get(&k.location).is_none_or(|&d| k.depth < d))
         .collect();
+    let given: std::collections::HashMap<Fingerprint, u32> = assignment
+        .known_states
+        .iter()
+        .map(|k| (k.fingerprint, k.depth))
+        .collect();
+    report.states = search
+        .states()
+        .map(|(fingerprint, depth)| KnownState {
+            fingerprint,
+            depth: depth + below_root,
+        })
+        .filter(|k| given.get(&k.fingerprint).is_none_or(|&d| k.depth < d))
+        .collect();
+    // Shallowest first (the queen keeps as many as the actions spent), in a stable order.
+    report.states.sort_by_key(|k| (k.depth, k.fingerprint));
     report.visits = visits_after.saturating_sub(visits_before);
     report.value_sum = value_after - value_before;
     report.best_value = search

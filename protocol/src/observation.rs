@@ -15,6 +15,10 @@ pub struct FormContext {
     pub posts: bool,
     /// A CSS selector of the form element, grouping its fields.
     pub selector: String,
+    /// No `<form>` element: the fields and button share a container, as in pages that
+    /// handle their inputs in script. Its fields can be filled one at a time as well.
+    #[serde(default)]
+    pub implicit: bool,
 }
 
 /// An option of a select element.
@@ -53,6 +57,34 @@ pub struct Element {
     pub disabled: bool,
     /// For selects, the options.
     pub options: Vec<SelectOption>,
+    /// Whether it is checked (a checkbox, a radio button, `aria-checked`) or, for a select,
+    /// whether an option other than the first is chosen.
+    #[serde(default)]
+    pub checked: bool,
+}
+
+/// A value the page shows, which a goal may ask to be typed elsewhere ("Enter the value of
+/// Gender", "copy the text in the textarea"): page text, as untrusted as any other.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PageValue {
+    /// What names it: a table row's first cell, a term, a field's name ("" for a paragraph).
+    pub label: String,
+    /// The value itself, bounded.
+    pub value: String,
+    /// Where it comes from.
+    pub kind: PageValueKind,
+}
+
+/// Where a [`PageValue`] was read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PageValueKind {
+    /// A table row of two cells, or a term and its definition.
+    Pair,
+    /// What a field (not a password field) holds.
+    Field,
+    /// A paragraph's text.
+    Paragraph,
 }
 
 /// A dialog the page opened.
@@ -88,6 +120,9 @@ pub struct Observation {
     pub forms: Vec<String>,
     /// Validation-shaped messages visible on the page (invalid fields, alerts saying so).
     pub validation_errors: Vec<String>,
+    /// Values the page shows that a fill could use (bounded).
+    #[serde(default)]
+    pub values: Vec<PageValue>,
     /// The state's identity.
     pub fingerprint: Fingerprint,
 }

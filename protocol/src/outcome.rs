@@ -92,6 +92,8 @@ pub enum PruneReason {
     /// Restoring the state would replay a write (risk class 3 or more) on a site not declared
     /// resettable, and no live page was kept at it.
     ReplayUnsafe,
+    /// A failure predicate of the task holds here: the task has failed on this path.
+    DeadEnd,
 }
 
 impl PruneReason {
@@ -106,6 +108,7 @@ impl PruneReason {
             PruneReason::Nondeterministic => "nondeterministic",
             PruneReason::DepthLimit => "depth_limit",
             PruneReason::ReplayUnsafe => "replay_unsafe",
+            PruneReason::DeadEnd => "dead_end",
         }
     }
 }

@@ -90,6 +90,11 @@ pub struct TaskSpec {
     pub goal: String,
     /// All of these must hold for a state to count as success.
     pub success: Vec<SuccessPredicate>,
+    /// A state where any of these holds is a dead end: the task has failed there for good (an
+    /// error page, a refused payment, a lost game, a benchmark episode that ended with no
+    /// reward). The search prunes it (`dead_end`) instead of exploring past it.
+    #[serde(default)]
+    pub failure: Vec<SuccessPredicate>,
     /// Values the agent may type, by name (`--input email=a@b.c`).
     #[serde(default)]
     pub inputs: BTreeMap<String, String>,
@@ -188,6 +193,7 @@ impl TaskSpec {
             start_url: start_url.into(),
             goal: goal.into(),
             success,
+            failure: Vec::new(),
             inputs: BTreeMap::new(),
             budget: Budget::default(),
             risk_ceiling: RiskClass::DEFAULT_CEILING,
@@ -230,8 +236,19 @@ impl TaskSpec {
                 ),
             ));
         }
-        for (i, predicate) in self.success.iter().enumerate() {
-            let field = format!("success[{i}]");
+        if self.failure.len() > MAX_PREDICATES {
+            return Err(TaskError::field(
+                "failure",
+                format!(
+                    "{} predicates, at most {MAX_PREDICATES}",
+                    self.failure.len()
+                ),
+            ));
+        }
+        let named = |list: &'static str| move |(i, p)| (format!("{list}[{i}]"), p);
+        let predicates = (self.success.iter().enumerate().map(named("success")))
+            .chain(self.failure.iter().enumerate().map(named("failure")));
+        for (field, predicate) in predicates {
             let argument = predicate.argument();
             if argument.trim().is_empty() {
                 return Err(TaskError::field(field, "must not be empty"));
@@ -404,6 +421,18 @@ mod tests {
             }),
             ("success[0]", |t| {
                 t.success[0] = SuccessPredicate::UrlMatches("a{1000}{1000}{1000}".into())
+            }),
+            ("failure[0]", |t| {
+                t.failure = vec![SuccessPredicate::UrlMatches("(".into())]
+            }),
+            ("failure[1]", |t| {
+                t.failure = vec![
+                    SuccessPredicate::JavaScript("done".into()),
+                    SuccessPredicate::JavaScript(String::new()),
+                ]
+            }),
+            ("failure", |t| {
+                t.failure = vec![SuccessPredicate::TextPresent("x".into()); MAX_PREDICATES + 1]
             }),
             ("inputs.bad name", |t| {
                 t.inputs.insert("bad name".into(), "v".into());

@@ -137,6 +137,7 @@ mod tests {
             snapshot: vec![],
             forms: vec![],
             validation_errors: errors.iter().map(|e| e.to_string()).collect(),
+            values: vec![],
             fingerprint: Fingerprint([fp; 16]),
         }
     }

@@ -137,6 +137,20 @@ pub struct BranchAssignment {
     /// Locations the cluster has reached so far in this task: links to them are skipped below
     /// the branch as they would be in one search's tree (the state lives in another branch).
     pub known_locations: Vec<KnownLocation>,
+    /// States other branches (or the start page) reached, by fingerprint: reached again at
+    /// the same depth or deeper below this branch, they are transpositions, as in one tree.
+    /// What locations are to pages that links lead to, states are to pages that change in
+    /// place (forms, tabs, widgets).
+    pub known_states: Vec<KnownState>,
+}
+
+/// A page state (its fingerprint) and the fewest actions from the start URL it was reached in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KnownState {
+    /// The state's fingerprint.
+    pub fingerprint: Fingerprint,
+    /// Actions from the start URL.
+    pub depth: u32,
 }
 
 /// A location (the hash of a URL without query and fragment, as
@@ -184,6 +198,9 @@ pub struct ProgressReport {
     /// Locations first reached by this assignment (not among those it was given), with their
     /// depth from the start URL.
     pub locations: Vec<KnownLocation>,
+    /// States this branch owns (not among those it was given), with their depth from the
+    /// start URL.
+    pub states: Vec<KnownState>,
     /// The branch's search tree as it stands (bounded): for the run's report, and with
     /// `--keep-all`, the finished trajectories (every path from the start URL to one of its
     /// nodes), signed with the report.
@@ -380,7 +397,7 @@ pub enum Message {
     /// Queen → node: search a branch.
     Assign(Box<BranchAssignment>),
     /// Node → queen, signed by the node.
-    Progress(Signed<ProgressReport>),
+    Progress(Box<Signed<ProgressReport>>),
     /// Queen → node: reproduce a path.
     Replay(Box<ReplayRequest>),
     /// Node → queen: the signed report and its screenshots.
@@ -560,6 +577,14 @@ pub(crate) mod tests {
         )
     }
 
+    fn known_states() -> impl Strategy<Value = Vec<KnownState>> {
+        prop::collection::vec(
+            (fingerprint(), any::<u32>())
+                .prop_map(|(fingerprint, depth)| KnownState { fingerprint, depth }),
+            0..4,
+        )
+    }
+
     fn found_path() -> impl Strategy<Value = FoundPath> {
         (
             prop::collection::vec(action(), 0..4),
@@ -636,6 +661,7 @@ pub(crate) mod tests {
                     TaskSpec {
                         start_url: url,
                         goal,
+                        failure: success.iter().rev().cloned().collect(),
                         success,
                         inputs,
                         budget: Budget {
@@ -705,10 +731,22 @@ pub(crate) mod tests {
                 any::<u64>(),
                 prop::collection::vec(action(), 0..4),
                 prop::collection::vec(fingerprint(), 0..4),
-                (any::<u32>(), any::<u64>(), known_locations())
+                (
+                    any::<u32>(),
+                    any::<u64>(),
+                    known_locations(),
+                    known_states()
+                )
             )
                 .prop_map(
-                    |(task, task_id, branch, prefix, expected, (actions, deadline_ms, known))| {
+                    |(
+                        task,
+                        task_id,
+                        branch,
+                        prefix,
+                        expected,
+                        (actions, deadline_ms, known, known_states),
+                    )| {
                         Message::Assign(Box::new(BranchAssignment {
                             task,
                             task_id,
@@ -718,6 +756,7 @@ pub(crate) mod tests {
                             actions,
                             deadline_ms,
                             known_locations: known,
+                            known_states,
                         }))
                     }
                 ),
@@ -739,7 +778,7 @@ pub(crate) mod tests {
                     prop::collection::vec(found_path(), 0..2),
                     any::<bool>(),
                     prop::option::of(text()),
-                    known_locations(),
+                    (known_locations(), known_states()),
                     tree()
                 )
                     .prop_map(
@@ -750,7 +789,7 @@ pub(crate) mod tests {
                             approvals,
                             exhausted,
                             error,
-                            locations,
+                            (locations, states),
                             tree,
                         )| {
                             ProgressReport {
@@ -769,13 +808,14 @@ pub(crate) mod tests {
                                 error,
                                 network: NetworkSummary::default(),
                                 locations,
+                                states,
                                 tree,
                             }
                         }
                     ),
                 Domain::Report
             )
-            .prop_map(Message::Progress),
+            .prop_map(|report| Message::Progress(Box::new(report))),
             (task(), task_id(), found_path()).prop_map(|(task, task_id, path)| {
                 Message::Replay(Box::new(ReplayRequest {
                     task,

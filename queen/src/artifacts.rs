@@ -734,6 +734,7 @@ mod tests {
             error: None,
             network: Default::default(),
             locations: Vec::new(),
+            states: Vec::new(),
             tree: TreeSnapshot {
                 instance: 42,
                 nodes: vec![

@@ -207,9 +207,9 @@ pub struct SimulateArgs {
 /// The task, as flags or a file (shared by `explore` and `submit`).
 #[derive(Debug, Args)]
 pub struct TaskArgs {
-    /// A task file (TOML or JSON, the fields of a task: start_url, goal, success, inputs,
-    /// budget, risk_ceiling, weights, seed, allowed_origins, resettable, family). Flags given
-    /// as well override the file.
+    /// A task file (TOML or JSON, the fields of a task: start_url, goal, success, failure,
+    /// inputs, budget, risk_ceiling, weights, seed, allowed_origins, resettable, family).
+    /// Flags given as well override the file.
     #[arg(long, value_name = "FILE")]
     pub task: Option<PathBuf>,
     /// Where to start (http or https).
@@ -234,6 +234,16 @@ pub struct TaskArgs {
     /// `{}`, `[]` or a placeholder).
     #[arg(long, value_name = "EXPR")]
     pub extract: Option<String>,
+    /// Failure when the page URL matches this regular expression: a dead end the search
+    /// does not explore past (an error page). Repeatable; any one is enough.
+    #[arg(long = "fail-url", value_name = "REGEX")]
+    pub fail_urls: Vec<String>,
+    /// Failure when this text is on the page ("Payment declined"). Repeatable.
+    #[arg(long = "fail-text", value_name = "TEXT")]
+    pub fail_texts: Vec<String>,
+    /// Failure when this JavaScript expression is `true` in the page. Repeatable.
+    #[arg(long = "fail-js", value_name = "EXPR")]
+    pub fail_js: Vec<String>,
     /// A value the agent may type, by name: `--input email=ada@example.org`. Repeatable.
     #[arg(long = "input", value_name = "NAME=VALUE")]
     pub inputs: Vec<String>,

@@ -22,9 +22,9 @@ use forager_protocol::score::{ScoreInputs, uct_score};
 use forager_protocol::signing::Domain;
 use forager_protocol::trajectory::Cost;
 use forager_protocol::wire::{
-    BranchAssignment, BranchId, ExpandRequest, FoundPath, KnownLocation, Message, PageInfo,
-    ProgressReport, ReplayReport, ReplayRequest, TaskId, TaskState, TreeSnapshot, TreeStatus,
-    WireCandidate,
+    BranchAssignment, BranchId, ExpandRequest, FoundPath, KnownLocation, KnownState, Message,
+    PageInfo, ProgressReport, ReplayReport, ReplayRequest, TaskId, TaskState, TreeSnapshot,
+    TreeStatus, WireCandidate,
 };
 use forager_protocol::workflow::WORKFLOW_FILE;
 use forager_protocol::{Action, FailureReason, Fingerprint, RiskClass, TaskSpec};
@@ -186,6 +186,9 @@ enum Phase {
     Done,
 }
 
+/// The owner of the start page's location: no branch (every assignment learns it).
+const ROOT_OWNER: BranchId = BranchId(u64::MAX);
+
 struct TaskRun {
     id: TaskId,
     task: TaskSpec,
@@ -226,6 +229,10 @@ struct TaskRun {
     /// carries the locations other branches own (a branch whose tree was dropped re-explores
     /// its own).
     locations: HashMap<u64, (u32, BranchId)>,
+    /// State fingerprint → the fewest actions it was reached in and the branch that owns it
+    /// (the start page: [`ROOT_OWNER`]); assignments carry the other branches' states, the
+    /// in-place analogue of `locations`.
+    states: HashMap<Fingerprint, (u32, BranchId)>,
     /// Nodes that failed to open the start page (asked again only when no other is left).
     expand_failed: HashSet<PeerId>,
     /// Nodes that reported the start page itself as unusable.
@@ -567,6 +574,7 @@ impl Actor {
                                 .filter(|(_, (_, owner))| *owner != branch)
                                 .map(|(&location, &(depth, _))| KnownLocation { location, depth })
                                 .collect(),
+                            known_states: run.known_states(branch),
                         }));
                         send(
                             node,
@@ -793,6 +801,9 @@ fn signed_by(key: &ed25519_dalek::VerifyingKey, node: PeerId) -> bool {
 
 impl TaskRun {
     fn new(id: TaskId, task: TaskSpec, journal: Journal, config: &QueenConfig) -> TaskRun {
+        // The start page is the queen's root, reached at depth 0 by no branch: a link back to
+        // it leads nowhere new for any of them.
+        let start = forager_node::policy::location_of(&task.start_url);
         TaskRun {
             id,
             task,
@@ -818,7 +829,8 @@ impl TaskRun {
             failures: 0,
             network: NetworkSummary::default(),
             distrusted: HashSet::new(),
-            locations: HashMap::new(),
+            locations: HashMap::from([(start, (0, ROOT_OWNER))]),
+            states: HashMap::new(),
             expand_failed: HashSet::new(),
             start_failures: HashSet::new(),
         }
@@ -827,7 +839,10 @@ impl TaskRun {
     /// Rebuilds state from a journal entry (resuming after a restart).
     fn replay_event(&mut self, event: JournalEvent) {
         match event {
-            JournalEvent::Branches { candidates, .. } => {
+            JournalEvent::Branches {
+                candidates, root, ..
+            } => {
+                self.states.insert(root, (0, ROOT_OWNER));
                 self.set_branches(candidates);
             }
             JournalEvent::Report {
@@ -838,10 +853,12 @@ impl TaskRun {
                 exhausted,
                 prefix_fingerprints,
                 locations,
+                states,
                 ..
             } => {
                 self.actions += actions;
                 self.learn_locations(BranchId(branch), &locations);
+                self.learn_states(BranchId(branch), &states);
                 if let Some(b) = self.branches.get_mut(branch as usize) {
                     b.assignments += 1;
                     b.visits += visits;
@@ -919,6 +936,7 @@ impl TaskRun {
             root: report.root,
             candidates: report.candidates.clone(),
         });
+        self.states.insert(report.root, (0, ROOT_OWNER));
         if report.success {
             // The start page already satisfies the task: an empty path, trivially reproduced.
             self.finish_pass(Vec::new(), node, node, Vec::new(), None);
@@ -961,7 +979,14 @@ impl TaskRun {
             .count();
         let allowance = widening.allowed(parent as u32);
         let mut best: Option<(BranchId, f64)> = None;
-        for b in self.branches.iter().filter(|b| !b.exhausted) {
+        // One holder at a time: a node's search is a deterministic function of the branch, so
+        // a second node on the same branch would only repeat the first one's work (a node
+        // left idle is the next success's reproducer).
+        for b in self
+            .branches
+            .iter()
+            .filter(|b| !b.exhausted && b.in_flight == 0)
+        {
             let fresh = b.assignments == 0 && b.in_flight == 0;
             if fresh && opened >= allowance && best.is_some() {
                 continue;
@@ -989,6 +1014,30 @@ impl TaskRun {
             }
         }
         best.map(|(id, _)| (id, chunk.min(remaining).max(1)))
+    }
+
+    /// The states owned elsewhere than `branch`, shallowest first (in a stable order).
+    fn known_states(&self, branch: BranchId) -> Vec<KnownState> {
+        let mut known: Vec<KnownState> = self
+            .states
+            .iter()
+            .filter(|(_, (_, owner))| *owner != branch)
+            .map(|(&fingerprint, &(depth, _))| KnownState { fingerprint, depth })
+            .collect();
+        known.sort_by_key(|k| (k.depth, k.fingerprint));
+        known
+    }
+
+    fn learn_states(&mut self, branch: BranchId, states: &[KnownState]) {
+        for k in states {
+            let entry = self
+                .states
+                .entry(k.fingerprint)
+                .or_insert((k.depth, branch));
+            if k.depth < entry.0 {
+                *entry = (k.depth, branch);
+            }
+        }
     }
 
     fn learn_locations(&mut self, branch: BranchId, locations: &[KnownLocation]) {
@@ -1041,6 +1090,9 @@ impl TaskRun {
         let locations: Vec<KnownLocation> =
             report.locations.iter().copied().take(allowed).collect();
         self.learn_locations(report.branch, &locations);
+        // Each executed action reaches at most one state, too.
+        let states: Vec<KnownState> = report.states.iter().copied().take(allowed).collect();
+        self.learn_states(report.branch, &states);
         let tree = self.journal_tree(node, report.branch.0, &report.tree);
         if self.keep_all
             && let Some(attestation) = &claim
@@ -1059,6 +1111,7 @@ impl TaskRun {
             prefix_fingerprints: report.prefix_fingerprints.clone(),
             error: report.error.clone(),
             locations,
+            states,
             replayed: report.replayed,
             cost_ms: report.cost.browser_ms,
             tree,

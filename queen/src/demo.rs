@@ -57,7 +57,7 @@ pub fn run(args: &DemoArgs) -> anyhow::Result<ExitCode> {
         let code = report(&outcome, args.json);
         if args.serve {
             eprintln!("serving {base} until Ctrl-C");
-            let _ = tokio::signal::ctrl_c().await;
+            crate::stop_requested().await;
         }
         server.stop().await;
         Ok(code)

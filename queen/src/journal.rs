@@ -5,7 +5,7 @@
 
 use forager_protocol::artifact::Attestation;
 use forager_protocol::result::RunResult;
-use forager_protocol::wire::{FoundPath, KnownLocation, WireCandidate};
+use forager_protocol::wire::{FoundPath, KnownLocation, KnownState, WireCandidate};
 use forager_protocol::{Fingerprint, TaskSpec};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -69,6 +69,10 @@ pub enum JournalEvent {
         /// Locations first reached, with their depth from the start URL (absent in version 1).
         #[serde(default)]
         locations: Vec<KnownLocation>,
+        /// States the branch owns, with their depth from the start URL (absent before
+        /// version 4).
+        #[serde(default)]
+        states: Vec<KnownState>,
         /// Actions replayed to restore states (absent before version 3).
         #[serde(default)]
         replayed: u64,

@@ -9,6 +9,8 @@ use std::process::ExitCode;
 fn main() -> ExitCode {
     let cli = Cli::parse();
     init_logging(cli.verbose);
+    // Chromium's helpers outlive its main process by a moment; adopted, they can be waited for.
+    forager_node::browser::adopt_orphans();
     let result = match cli.command {
         Command::Simulate(args) => forager_queen::simulate::run(&args),
         Command::Explore(args) => forager_queen::explore::run(&args),
@@ -20,6 +22,11 @@ fn main() -> ExitCode {
         Command::Verify { dir, json } => forager_queen::artifacts::run_verify(&dir, json),
         Command::Replay(args) => forager_queen::replay::run(&args),
     };
+    // Every runtime is gone by now; whatever is left of a browser dies with us, not after.
+    let reaped = forager_node::browser::reap_orphans(forager_node::browser::GROUP_EXIT_LIMIT);
+    if reaped > 0 {
+        tracing::debug!(reaped, "reaped what was left of the browsers");
+    }
     match result {
         Ok(code) => code,
         Err(error) => {

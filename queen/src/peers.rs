@@ -97,17 +97,7 @@ async fn announce_and_wait(role: &str, peer: PeerId, addresses: &[Multiaddr]) {
     }
     use std::io::Write;
     let _ = std::io::stdout().flush();
-    let mut terminate =
-        tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
-    tokio::select! {
-        _ = tokio::signal::ctrl_c() => {}
-        _ = async {
-            match terminate.as_mut() {
-                Some(signal) => { signal.recv().await; }
-                None => std::future::pending::<()>().await,
-            }
-        } => {}
-    }
+    crate::stop_requested().await;
 }
 
 /// `forager node`.

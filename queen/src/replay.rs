@@ -60,7 +60,7 @@ pub fn run(args: &ReplayArgs) -> anyhow::Result<ExitCode> {
         let pool = BrowserPool::new(BrowserOptions::default());
         let replayed = tokio::select! {
             run = tokio::time::timeout(limit, replay_workflow(&pool, &workflow, &inputs, &options)) => run.ok(),
-            _ = tokio::signal::ctrl_c() => None,
+            _ = crate::stop_requested() => None,
         };
         pool.shutdown().await;
         replayed

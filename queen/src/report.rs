@@ -1178,6 +1178,7 @@ mod tests {
             prefix_fingerprints: Vec::new(),
             error: None,
             locations: Vec::new(),
+            states: Vec::new(),
             replayed: 1,
             cost_ms: 300,
             tree: Some(JournalTree {

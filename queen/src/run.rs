@@ -189,11 +189,11 @@ pub async fn run_task(task: TaskSpec, options: RunOptions) -> anyhow::Result<Run
         bar.set_style(style);
         bar
     });
-    let ctrl_c = tokio::signal::ctrl_c();
-    tokio::pin!(ctrl_c);
+    let stop_signal = crate::stop_requested();
+    tokio::pin!(stop_signal);
     let result = loop {
         tokio::select! {
-            _ = &mut ctrl_c => break interrupted(&task, &id, started),
+            _ = &mut stop_signal => break interrupted(&task, &id, started),
             _ = tokio::time::sleep(Duration::from_millis(200)) => {}
         }
         match queen.queen.status(id).await {

@@ -74,6 +74,25 @@ pub fn build_task(args: &TaskArgs) -> Result<TaskSpec, BadInput> {
         args.extract.clone().map(SuccessPredicate::Extraction),
     ];
     task.success.extend(flags.into_iter().flatten());
+    task.failure.extend(
+        (args
+            .fail_urls
+            .iter()
+            .cloned()
+            .map(SuccessPredicate::UrlMatches))
+        .chain(
+            args.fail_texts
+                .iter()
+                .cloned()
+                .map(SuccessPredicate::TextPresent),
+        )
+        .chain(
+            args.fail_js
+                .iter()
+                .cloned()
+                .map(SuccessPredicate::JavaScript),
+        ),
+    );
     task.inputs.extend(parse_inputs(&args.inputs)?);
     if let Some(budget) = args.budget {
         task.budget.actions = budget;

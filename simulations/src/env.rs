@@ -165,6 +165,8 @@ impl SimEnvironment {
             fingerprint: self.tables.fingerprints
                 [state.page as usize * 2 + usize::from(state.logged_in)],
             success: self.site.is_success(state),
+            dead_end: false,
+            hidden_change: false,
             value_hint: self.tables.hints[state.page as usize],
             auth,
             location: self.tables.locations[state.page as usize],

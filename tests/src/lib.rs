@@ -94,16 +94,83 @@ pub fn processes_with(needle: &str) -> Vec<(u32, String)> {
     found
 }
 
-/// Zombie processes named like Chromium, anywhere on the machine.
+/// The process group of a process, from `/proc/<pid>/stat`.
+fn process_group(stat: &str) -> Option<u32> {
+    // pid (comm) state ppid pgrp …
+    let close = stat.rfind(')')?;
+    stat[close + 1..].split_whitespace().nth(2)?.parse().ok()
+}
+
+/// The process groups of the Chromium processes whose command line carries `profile_prefix`
+/// (each browser forager launches leads a group of its own).
+pub fn chromium_groups(profile_prefix: &str) -> std::collections::BTreeSet<u32> {
+    processes_with(profile_prefix)
+        .into_iter()
+        .filter(|(_, cmdline)| cmdline.contains("chrom"))
+        .filter_map(|(pid, _)| {
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+            process_group(&stat)
+        })
+        .collect()
+}
+
+/// Every process (zombies included) still in one of these process groups, right now.
+pub fn processes_in_groups(groups: &std::collections::BTreeSet<u32>) -> Vec<(u32, String)> {
+    processes()
+        .into_iter()
+        .filter_map(|(pid, path)| {
+            let stat = std::fs::read_to_string(path.join("stat")).ok()?;
+            groups
+                .contains(&process_group(&stat)?)
+                .then(|| (pid, stat.trim().chars().take(80).collect()))
+        })
+        .collect()
+}
+
+/// Browsers a test killed on purpose (a simulated crash), which stay zombies until their pool
+/// notices; the tests running beside it must not count them. The test that kills one checks
+/// itself that it was reaped ([`assert_reaped`]).
+static KILLED_ON_PURPOSE: std::sync::Mutex<Vec<u32>> = std::sync::Mutex::new(Vec::new());
+
+/// Records a browser a test is about to kill on purpose.
+pub fn killing_on_purpose(pid: u32) {
+    if let Ok(mut killed) = KILLED_ON_PURPOSE.lock() {
+        killed.push(pid);
+    }
+}
+
+/// Panics unless `pid` is gone, zombie or otherwise (waits up to 10 s).
+pub fn assert_reaped(pid: u32) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while std::path::Path::new(&format!("/proc/{pid}")).exists() {
+        assert!(Instant::now() < deadline, "process {pid} was never reaped");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// Zombie processes named like Chromium that are this process's children: a browser this
+/// process launched and never reaped (except those killed on purpose). (Orphans that init
+/// adopted are init's to reap; with tests running side by side, some are always dying.)
 pub fn chromium_zombies() -> Vec<u32> {
+    let on_purpose = KILLED_ON_PURPOSE
+        .lock()
+        .map(|killed| killed.clone())
+        .unwrap_or_default();
+    let me = std::process::id().to_string();
     let mut found = Vec::new();
     for (pid, path) in processes() {
         let stat = std::fs::read_to_string(path.join("stat")).unwrap_or_default();
-        // pid (comm) state …
+        // pid (comm) state ppid …
         if let (Some(open), Some(close)) = (stat.find('('), stat.rfind(')')) {
             let comm = &stat[open + 1..close];
-            let state = stat[close + 1..].trim_start().chars().next();
-            if state == Some('Z') && comm.contains("chrom") {
+            let mut rest = stat[close + 1..].split_whitespace();
+            let state = rest.next();
+            let parent = rest.next();
+            if state == Some("Z")
+                && parent == Some(me.as_str())
+                && comm.contains("chrom")
+                && !on_purpose.contains(&pid)
+            {
                 found.push(pid);
             }
         }
@@ -111,8 +178,8 @@ pub fn chromium_zombies() -> Vec<u32> {
     found
 }
 
-/// Waits (up to 10 s) until no process carries `profile_prefix` and no Chromium zombie
-/// exists; panics with what is left otherwise.
+/// Waits (up to 10 s) until no process carries `profile_prefix` and no Chromium zombie of
+/// this process exists; panics with what is left otherwise.
 pub fn assert_no_chromium_left(profile_prefix: &str) {
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {

@@ -963,3 +963,228 @@ pub fn hostile(canary: String) -> Router<Arc<Counters>> {
 pub fn canary() -> Router<Arc<Counters>> {
     Router::new().fallback(|| async { "canary" })
 }
+
+// ---------------------------------------------------------------------------------------------
+// Dynamic pages: content generated in script, the patterns MiniWoB++ is made of, each on its
+// own page. Every page sets `window.REWARD = 1` when its task is done and `window.FAILED = true`
+// when a wrong move ended it (the tests' success and failure predicates).
+
+/// A page of the dynamic fixture: a small fixed box as MiniWoB++'s, holding `body`, then the
+/// script.
+fn widget_page(title: &str, body: &str, script: &str) -> Html<String> {
+    Html(format!(
+        "<!doctype html><html><head><meta charset=utf-8><title>{title}</title><style>\
+         #box {{ width: 160px; height: 210px; position: relative; font: 10px sans-serif; }}\
+         .panel {{ display: none; }} .panel.open {{ display: block; }}\
+         </style></head><body><div id=box>{body}</div><script>\
+         window.REWARD = 0; window.FAILED = false;\
+         function win() {{ window.REWARD = 1; }}\
+         function lose() {{ window.FAILED = true; }}\
+         {script}</script></body></html>"
+    ))
+}
+
+/// The dynamic fixture's pages (see each route).
+pub fn dynamic() -> Router<Arc<Counters>> {
+    Router::new()
+        // Content generated after a click on an overlay, in an order drawn from Math.random; any
+        // click on a generated button ends the episode and brings the overlay back, as
+        // MiniWoB++'s START does (so the page after the right click looks like the one before).
+        .route(
+            "/overlay",
+            get(|| async {
+                widget_page(
+                    "Overlay",
+                    "<div id=area></div><div id=cover style='position:absolute;left:0;top:0;\
+                     width:160px;height:210px;background:#111;color:#eee;cursor:pointer'>Begin</div>",
+                    "const cover = document.getElementById('cover');\
+                     cover.onclick = () => {\
+                       cover.style.display = 'none';\
+                       const names = ['Red', 'Blue', 'Green', 'Yellow'];\
+                       names.sort(() => Math.random() - 0.5);\
+                       const area = document.getElementById('area');\
+                       area.innerHTML = '';\
+                       for (const name of names) {\
+                         const b = document.createElement('button');\
+                         b.textContent = name;\
+                         b.addEventListener('click', () => {\
+                           if (name === 'Blue') win(); else lose();\
+                           cover.style.display = 'block';\
+                         });\
+                         area.appendChild(b);\
+                       }\
+                     };",
+                )
+            }),
+        )
+        // Tabs whose links are in-page anchors (`#tab-3`): switching one shows other content,
+        // here a link-like <span> that only a listener makes clickable.
+        .route(
+            "/tabs",
+            get(|| async {
+                widget_page(
+                    "Tabs",
+                    "<ul role=tablist>\
+                     <li role=tab aria-selected=true><a href='#tab-1'>First</a></li>\
+                     <li role=tab aria-selected=false><a href='#tab-2'>Second</a></li>\
+                     <li role=tab aria-selected=false><a href='#tab-3'>Third</a></li></ul>\
+                     <div class='panel open' id=tab-1><span class=word>lorem</span></div>\
+                     <div class=panel id=tab-2><span class=word>ipsum</span></div>\
+                     <div class=panel id=tab-3><span class=word>Zephyr</span></div>",
+                    "for (const a of document.querySelectorAll('[role=tab] a')) {\
+                       a.addEventListener('click', (e) => {\
+                         e.preventDefault();\
+                         for (const p of document.querySelectorAll('.panel')) p.classList.remove('open');\
+                         for (const t of document.querySelectorAll('[role=tab]')) t.setAttribute('aria-selected', 'false');\
+                         document.querySelector(a.getAttribute('href')).classList.add('open');\
+                         a.parentElement.setAttribute('aria-selected', 'true');\
+                       });\
+                     }\
+                     for (const w of document.querySelectorAll('.word')) {\
+                       w.addEventListener('click', () => w.textContent === 'Zephyr' ? win() : lose());\
+                     }",
+                )
+            }),
+        )
+        // Collapsible sections whose headers are plain <div>s with a click listener (no role, no
+        // pointer cursor); the button to press shows only once its section is open.
+        .route(
+            "/collapsible",
+            get(|| async {
+                widget_page(
+                    "Sections",
+                    "<div class=header>Section one</div><div class=panel><p>Nothing here.</p></div>\
+                     <div class=header>Section two</div><div class=panel><button id=go>Submit</button></div>",
+                    "for (const h of document.querySelectorAll('.header')) {\
+                       h.addEventListener('click', () => h.nextElementSibling.classList.toggle('open'));\
+                     }\
+                     document.getElementById('go').addEventListener('click', win);",
+                )
+            }),
+        )
+        // A modal dialog over the page: its close control is an icon without text; the button
+        // behind it cannot be clicked until the dialog is gone.
+        .route(
+            "/dialog",
+            get(|| async {
+                widget_page(
+                    "Dialog",
+                    "<button id=next>Continue</button>\
+                     <div id=modal style='position:absolute;left:0;top:0;width:160px;height:210px;background:#fff'>\
+                     <span class=close-icon style='display:inline-block;width:12px;height:12px;background:#888'></span>\
+                     <p>Read this first.</p></div>",
+                    "const modal = document.getElementById('modal');\
+                     document.querySelector('.close-icon').addEventListener('click', () => modal.remove());\
+                     document.getElementById('next').addEventListener('click', () => document.getElementById('modal') ? lose() : win());",
+                )
+            }),
+        )
+        // Checkboxes and a radio group, checked on submit; a wrong submission ends the page.
+        .route(
+            "/choices",
+            get(|| async {
+                widget_page(
+                    "Choices",
+                    "<label><input type=checkbox value=Alpha>Alpha</label>\
+                     <label><input type=checkbox value=Beta>Beta</label>\
+                     <label><input type=checkbox value=Gamma>Gamma</label>\
+                     <label><input type=checkbox value=Delta>Delta</label><br>\
+                     <label><input type=radio name=size value=Small>Small</label>\
+                     <label><input type=radio name=size value=Large>Large</label><br>\
+                     <button id=submit>Submit</button>",
+                    "document.getElementById('submit').addEventListener('click', () => {\
+                       const checked = Array.from(document.querySelectorAll('input:checked')).map((i) => i.value).sort().join(',');\
+                       checked === 'Beta,Delta,Large' ? win() : lose();\
+                     });",
+                )
+            }),
+        )
+        // A field outside any form, checked when its own button is pressed (Enter does nothing).
+        .route(
+            "/typed",
+            get(|| async {
+                widget_page(
+                    "Typed",
+                    "<label>Word</label><input id=word> <button id=check>Check</button>",
+                    "document.getElementById('check').addEventListener('click', () => {\
+                       document.getElementById('word').value === 'walnut' ? win() : lose();\
+                     });",
+                )
+            }),
+        )
+        // A list that needs scrolling inside its container; its items are <li>s with listeners.
+        .route(
+            "/scroll-list",
+            get(|| async {
+                let items: String = [
+                    "Ant", "Bee", "Cat", "Dog", "Eel", "Fox", "Gnu", "Hen", "Ibis", "Jay", "Koi",
+                    "Lark", "Mole", "Newt", "Owl", "Pike", "Quokka",
+                ]
+                .iter()
+                .map(|name| format!("<li>{name}</li>"))
+                .collect();
+                widget_page(
+                    "Scroll list",
+                    &format!("<ul id=list style='height:60px;overflow:auto;margin:0'>{items}</ul>"),
+                    "for (const li of document.querySelectorAll('#list li')) {\
+                       li.addEventListener('click', () => li.textContent === 'Quokka' ? win() : lose());\
+                     }",
+                )
+            }),
+        )
+        // A switch that answers mousedown and a save control that answers mouseup, never click.
+        .route(
+            "/mouse",
+            get(|| async {
+                widget_page(
+                    "Mouse",
+                    "<div id=switch style='width:40px;height:16px;background:#ccc'>off</div>\
+                     <div id=save style='width:40px;height:16px;background:#9c9;margin-top:8px'>Save</div>",
+                    "const sw = document.getElementById('switch');\
+                     sw.addEventListener('mousedown', () => sw.textContent = sw.textContent === 'off' ? 'on' : 'off');\
+                     document.getElementById('save').addEventListener('mouseup', () => sw.textContent === 'on' ? win() : lose());",
+                )
+            }),
+        )
+        // Controls at the edge of the small box: half of the button lies outside it, where the
+        // box clips it; a click in the middle of its whole box would hit nothing.
+        .route(
+            "/edge",
+            get(|| async {
+                widget_page(
+                    "Edge",
+                    "<div style='width:160px;height:60px;overflow:hidden;position:relative'>\
+                     <button id=far style='position:absolute;left:120px;top:20px;width:120px'>Far</button></div>",
+                    "document.getElementById('far').addEventListener('click', win);",
+                )
+            }),
+        )
+        // A list re-created from scratch on every render (new elements each time): click its
+        // items in the order asked.
+        .route(
+            "/rerender",
+            get(|| async {
+                widget_page(
+                    "Rerender",
+                    "<div id=list></div>",
+                    "const done = [];\
+                     const render = () => {\
+                       const list = document.getElementById('list');\
+                       list.innerHTML = '';\
+                       for (const name of ['Alpha', 'Beta', 'Gamma']) {\
+                         const b = document.createElement('button');\
+                         b.textContent = done.includes(name) ? name + ' (done)' : name;\
+                         b.onclick = () => {\
+                           done.push(name);\
+                           if (done.join() === 'Alpha,Gamma') win();\
+                           else if (done.length >= 2 || name !== 'Alpha') lose();\
+                           render();\
+                         };\
+                         list.appendChild(b);\
+                       }\
+                     };\
+                     render(); setInterval(render, 300);",
+                )
+            }),
+        )
+}

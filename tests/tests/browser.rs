@@ -1,5 +1,6 @@
 //! The Chromium environment under faults: a browser killed mid-search, and the page cache's
-//! refusal to replay writes. Library level, real Chromium, fixture sites on 127.0.0.1.
+//! refusal to replay writes; controlled timers; a state generated in script restored alike by
+//! replay and by walking a live tab. Library level, real Chromium, fixture sites on 127.0.0.1.
 
 use forager_node::Environment;
 use forager_node::browser::{BrowserOptions, BrowserPool, ChromiumEnv, EnvOptions, kill_group};
@@ -8,7 +9,7 @@ use forager_node::search::{Finish, NoObserver, SearchConfig, run};
 use forager_protocol::task::SuccessPredicate;
 use forager_protocol::{Action, Fingerprint, TaskSpec};
 use forager_tests::sites;
-use forager_tests::{assert_no_chromium_left, unique_prefix};
+use forager_tests::{assert_no_chromium_left, assert_reaped, killing_on_purpose, unique_prefix};
 use std::sync::Arc;
 
 /// Delegates to a Chromium environment, and kills the whole browser on the n-th action.
@@ -36,6 +37,7 @@ impl Environment for KillOnAct {
         if self.acts == self.kill_on
             && let Some(pid) = self.pool.pid().await
         {
+            killing_on_purpose(pid);
             kill_group(pid);
             self.killed_pid = Some(pid);
         }
@@ -101,6 +103,7 @@ async fn a_killed_browser_is_restarted_and_the_search_still_passes() {
     workers[0].inner.close().await;
     pool.shutdown().await;
     assert_no_chromium_left(&prefix);
+    assert_reaped(killed);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -232,6 +235,102 @@ async fn timers_and_clocks_are_controlled_so_two_loads_agree() {
     );
     assert_eq!(first, second);
     assert_eq!(first_fingerprint, second_fingerprint);
+    pool.shutdown().await;
+    assert_no_chromium_left(&prefix);
+}
+
+/// The names of the page's controls, in document order: what generated content looks like.
+fn control_names(env: &ChromiumEnv) -> Vec<String> {
+    env.observation()
+        .expect("a page")
+        .elements
+        .iter()
+        .map(|e| e.name.clone())
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_generated_state_is_restored_alike_by_replay_and_by_walking_a_live_tab() {
+    let site = sites::serve(sites::dynamic()).await;
+    let prefix = unique_prefix("generated");
+    let pool = BrowserPool::new(BrowserOptions {
+        profile_prefix: prefix.clone(),
+        ..BrowserOptions::default()
+    });
+    let task = |seed: u64| {
+        let mut task = TaskSpec::new(
+            site.url("/overlay"),
+            "Click the \"Blue\" button",
+            vec![SuccessPredicate::JavaScript("window.REWARD === 1".into())],
+        );
+        task.seed = seed;
+        task.resettable = true;
+        task.validate().expect("valid");
+        Arc::new(task)
+    };
+    // The overlay's click generates four buttons in an order drawn from Math.random.
+    // No page cache: the tab left at the start is walked forward by replaying on it.
+    let walk_only = EnvOptions {
+        cache_capacity: 0,
+        ..EnvOptions::default()
+    };
+    let mut live = ChromiumEnv::new(pool.clone(), task(5), walk_only).expect("valid");
+    live.restore(&[]).await.expect("loads");
+    let begin = live
+        .candidates()
+        .await
+        .expect("candidates")
+        .into_iter()
+        .find(|c| c.action.label() == "click \"Begin\"")
+        .expect("the overlay");
+    let generated = live.act(&begin.action).await.expect("generates").state;
+    let order = control_names(&live);
+    assert_eq!(order.len(), 4, "{order:?}");
+    let path = vec![(begin.action.clone(), generated.fingerprint)];
+
+    // Back to the start: a generated page is no history entry, so the tab cannot go back; a
+    // fresh context replays the empty prefix. Then forward again by walking that live tab.
+    let stats = live.stats();
+    live.restore(&[]).await.expect("back at the start");
+    let walked = live.restore(&path).await.expect("walked forward").state;
+    let after = live.stats();
+    assert_eq!(
+        after.back_hits, stats.back_hits,
+        "no history back over a generated page"
+    );
+    assert_eq!(after.cache_hits, stats.cache_hits + 1, "{after:?}");
+    assert_eq!(
+        after.replayed_actions,
+        stats.replayed_actions + 1,
+        "{after:?}"
+    );
+    assert_eq!(walked.fingerprint, generated.fingerprint);
+    assert_eq!(control_names(&live), order);
+
+    // By replay alone, in a fresh context: the same generated state.
+    let mut replayed_env = ChromiumEnv::new(
+        pool.clone(),
+        task(5),
+        EnvOptions {
+            reuse_pages: false,
+            ..EnvOptions::default()
+        },
+    )
+    .expect("valid");
+    let replayed = replayed_env.restore(&path).await.expect("replayed").state;
+    assert_eq!(replayed_env.stats().cache_misses, 1);
+    assert_eq!(replayed.fingerprint, generated.fingerprint);
+    assert_eq!(control_names(&replayed_env), order);
+
+    // Another seed draws another order: the state is generated, and the seed is what fixes it.
+    let mut other = ChromiumEnv::new(pool.clone(), task(6), EnvOptions::default()).expect("valid");
+    other.restore(&[]).await.expect("loads");
+    other.act(&begin.action).await.expect("generates");
+    assert_ne!(control_names(&other), order);
+
+    for env in [&mut live, &mut replayed_env, &mut other] {
+        env.close().await;
+    }
     pool.shutdown().await;
     assert_no_chromium_left(&prefix);
 }

@@ -11,7 +11,7 @@ use forager_protocol::result::{RunResult, Status};
 use forager_protocol::signing::{Domain, Signed};
 use forager_protocol::trajectory::{Cost, VECTOR_DIM};
 use forager_protocol::wire::{
-    Announcement, FoundPath, KnownLocation, Message, ProgressReport, TaskId, TaskState,
+    Announcement, FoundPath, KnownLocation, KnownState, Message, ProgressReport, TaskId, TaskState,
 };
 use forager_queen::cluster::{loopback, spawn_node, spawn_queen, wait_for_peers};
 use forager_queen::coordinator::QueenConfig;
@@ -658,11 +658,21 @@ async fn a_node_faking_a_success_does_not_win() {
                         locations: (0..1000)
                             .map(|location| KnownLocation { location, depth: 1 })
                             .collect(),
+                        // And far more states, which would hide them from the honest nodes.
+                        states: (0..1000u32)
+                            .map(|n| KnownState {
+                                fingerprint: forager_protocol::Fingerprint::of_bytes(
+                                    "lie",
+                                    &n.to_le_bytes(),
+                                ),
+                                depth: 1,
+                            })
+                            .collect(),
                         tree: Default::default(),
                     };
-                    Message::Progress(
+                    Message::Progress(Box::new(
                         Signed::new(liar_id.signing_key(), Domain::Report, report).expect("signs"),
-                    )
+                    ))
                 }
                 _ => Message::Refused("no".into()),
             };
@@ -697,11 +707,13 @@ async fn a_node_faking_a_success_does_not_win() {
     for line in journal.lines().filter(|l| l.contains(&liar_peer)) {
         let event: serde_json::Value = serde_json::from_str(line).expect("journal line");
         if event["event"] == "report" {
-            let kept = event["locations"].as_array().map_or(0, Vec::len);
-            assert!(
-                kept <= 2,
-                "one action's report keeps at most 2 locations, not {kept}"
-            );
+            for claims in ["locations", "states"] {
+                let kept = event[claims].as_array().map_or(0, Vec::len);
+                assert!(
+                    kept <= 2,
+                    "one action's report keeps at most 2 {claims}, not {kept}"
+                );
+            }
         }
     }
     assert!(

@@ -507,3 +507,117 @@ async fn bad_input_exits_2_before_any_browser() {
         assert!(run.result.is_none());
     }
 }
+
+/// Runs `forager explore` with its own profile prefix, watching which process groups its
+/// browsers lead; after `signal_after` (if given) sends it that signal. Returns the exit code,
+/// the groups seen, and every process still in them the moment the command has returned.
+async fn explore_and_count_leftovers(
+    test: &str,
+    args: &[&str],
+    signal: Option<(&str, std::time::Duration)>,
+) -> (Option<i32>, usize, Vec<(u32, String)>, std::path::PathBuf) {
+    let prefix = forager_tests::unique_prefix(test);
+    let out = std::env::temp_dir().join(format!("{prefix}out"));
+    let binary = tokio::task::spawn_blocking(forager_binary)
+        .await
+        .expect("build helper");
+    let mut child = std::process::Command::new(binary)
+        .arg("explore")
+        .args(args)
+        .arg("--out")
+        .arg(&out)
+        .env("FORAGER_PROFILE_PREFIX", &prefix)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("forager starts");
+    let started = std::time::Instant::now();
+    let mut groups = std::collections::BTreeSet::new();
+    let mut signalled = false;
+    let code = loop {
+        if let Some(status) = child.try_wait().expect("waitable") {
+            break status.code();
+        }
+        groups.extend(forager_tests::chromium_groups(&prefix));
+        if let Some((name, after)) = signal
+            && !signalled
+            && started.elapsed() >= after
+            && !groups.is_empty()
+        {
+            let sent = std::process::Command::new("kill")
+                .args([format!("-{name}"), child.id().to_string()])
+                .status()
+                .expect("kill runs");
+            assert!(sent.success());
+            signalled = true;
+        }
+        assert!(
+            started.elapsed() < forager_tests::LIMIT,
+            "forager did not finish"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    // Counted at once: a program that owns browsers waits for them before it exits.
+    let left = forager_tests::processes_in_groups(&groups);
+    forager_tests::assert_no_chromium_left(&prefix);
+    (code, groups.len(), left, out)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_browser_outlives_explore() {
+    let docs = sites::serve(sites::docs()).await;
+    let url = docs.url("/docs");
+    let (code, groups, left, _) = explore_and_count_leftovers(
+        "leftovers",
+        &[
+            "--url",
+            &url,
+            "--goal",
+            "Find how to configure the frobnicator timeout",
+            "--success-url",
+            "/docs/configuration/frobnicator/timeout$",
+        ],
+        None,
+    )
+    .await;
+    assert_eq!(code, Some(0));
+    // A browser per node of the embedded cluster, each with a crash handler of its own.
+    assert!(groups >= 2, "{groups} process groups seen");
+    assert_eq!(
+        left,
+        Vec::new(),
+        "Chromium processes left when explore returned"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_browser_outlives_an_interrupted_explore() {
+    let docs = sites::serve(sites::docs()).await;
+    let url = docs.url("/docs");
+    for signal in ["TERM", "INT"] {
+        let (code, groups, left, out) = explore_and_count_leftovers(
+            &format!("interrupted-{signal}"),
+            &[
+                "--url",
+                &url,
+                "--goal",
+                "Find the page that does not exist",
+                "--success-text",
+                "no page says this",
+                "--budget",
+                "5000",
+            ],
+            Some((signal, std::time::Duration::from_secs(3))),
+        )
+        .await;
+        assert_eq!(code, Some(1), "SIG{signal}");
+        assert!(groups >= 1, "SIG{signal}");
+        assert_eq!(left, Vec::new(), "SIG{signal}: processes left");
+        let result: RunResult = serde_json::from_slice(
+            &std::fs::read(out.join("result.json")).expect("a result, interrupted or not"),
+        )
+        .expect("a result document");
+        let error = result.error.expect("an interrupted run is failing");
+        assert_eq!(error.reason.as_str(), "interrupted", "SIG{signal}");
+    }
+}

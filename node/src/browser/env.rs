@@ -8,7 +8,7 @@
 //! the task declares the site resettable: the server would see the write twice.
 
 use super::pool::BrowserPool;
-use super::steps::{Heal, Predicates, perform};
+use super::steps::{Heal, Performed, Predicates, perform};
 use super::tab::{NetworkLog, OriginGuard, Tab, Timeouts};
 use crate::environment::{Candidate, EnvError, Environment, StateInfo, Step};
 use crate::policy::{DefaultPolicy, Policy, Proposals, TaskContext, location_of};
@@ -127,6 +127,8 @@ impl PageSummary {
 struct Live {
     tab: Tab,
     prefix: Vec<(Action, Fingerprint)>,
+    /// Per step of `prefix`: whether it loaded a new document (so history back undoes it).
+    documents: Vec<bool>,
     observation: Observation,
     state: StateInfo,
     proposals: Proposals,
@@ -140,6 +142,7 @@ pub struct ChromiumEnv {
     task: Arc<TaskSpec>,
     context: TaskContext,
     predicates: Predicates,
+    failures: Predicates,
     guard: Arc<OriginGuard>,
     policy: Arc<dyn Policy>,
     options: EnvOptions,
@@ -196,6 +199,7 @@ impl ChromiumEnv {
         };
         Ok(ChromiumEnv {
             predicates: Predicates::of(&task)?,
+            failures: Predicates::failures_of(&task)?,
             pool,
             browser: None,
             task,
@@ -352,13 +356,14 @@ impl ChromiumEnv {
             }
             self.stats.back_hits += 1;
             live.prefix.truncate(common);
+            live.documents.truncate(common);
             live.observation = observation;
             live.state = state;
             live.proposals = proposals;
         }
         for (i, (action, expected)) in prefix.iter().enumerate().skip(common) {
             self.stats.replayed_actions += 1;
-            self.execute(&live.tab, action).await?;
+            let performed = self.execute(&live.tab, action).await?;
             let (observation, state, proposals) = self.look(&live.tab).await?;
             if observation.fingerprint != *expected {
                 return Err(EnvError::Diverged {
@@ -368,6 +373,7 @@ impl ChromiumEnv {
                 });
             }
             live.prefix.push((action.clone(), observation.fingerprint));
+            live.documents.push(performed.new_document);
             live.observation = observation;
             live.state = state;
             live.proposals = proposals;
@@ -431,8 +437,8 @@ impl ChromiumEnv {
         })
     }
 
-    /// Carries out one action on a tab; returns the heal when a fallback locator found a target.
-    async fn execute(&self, tab: &Tab, action: &Action) -> Result<Option<Heal>, EnvError> {
+    /// Carries out one action on a tab.
+    async fn execute(&self, tab: &Tab, action: &Action) -> Result<Performed, EnvError> {
         perform(tab, action, &self.task.inputs, &self.guard).await
     }
 
@@ -440,6 +446,7 @@ impl ChromiumEnv {
     async fn look(&mut self, tab: &Tab) -> Result<(Observation, StateInfo, Proposals), EnvError> {
         let observation = tab.observation().await?;
         let success = self.predicates.hold(tab, &observation).await?;
+        let dead_end = !success && self.failures.any_holds(tab, &observation).await?;
         let proposals = self.policy.propose(&observation, &self.context);
         for candidate in &proposals.candidates {
             self.risks
@@ -466,6 +473,8 @@ impl ChromiumEnv {
         let state = StateInfo {
             fingerprint: observation.fingerprint,
             success,
+            dead_end,
+            hidden_change: false,
             value_hint: proposals.value_hint,
             auth,
             location: location_of(&observation.url),
@@ -518,6 +527,7 @@ impl ChromiumEnv {
                 Ok(Live {
                     tab,
                     prefix: Vec::new(),
+                    documents: Vec::new(),
                     observation,
                     state,
                     proposals,
@@ -551,9 +561,10 @@ impl ChromiumEnv {
             return Err(EnvError::Other("no current page: restore first".into()));
         };
         self.stats.acts += 1;
+        let handled_before = live.tab.handled().await.unwrap_or(0);
         let result = self.execute(&live.tab, action).await;
-        let heal = match result {
-            Ok(heal) => heal,
+        let performed = match result {
+            Ok(performed) => performed,
             Err(error) => {
                 // The page may be half-way through the action: never reuse it.
                 live.dirty = true;
@@ -562,7 +573,7 @@ impl ChromiumEnv {
             }
         };
         let looked = self.look(&live.tab).await;
-        let (observation, state, proposals) = match looked {
+        let (observation, mut state, proposals) = match looked {
             Ok(look) => look,
             Err(error) => {
                 live.dirty = true;
@@ -586,10 +597,30 @@ impl ChromiumEnv {
             self.verdicts
                 .insert((before, observation.fingerprint), verdict);
         }
-        if let Some(heal) = heal {
+        if let Some(heal) = performed.heal {
             self.heals.insert((before, observation.fingerprint), heal);
         }
+        let same = observation.fingerprint == before && !performed.new_document;
+        if same {
+            // Nothing the fingerprint sees changed. If no handler of the page ran either, the
+            // page is where it was (a click on a text field, on plain text): the tab stays at
+            // its state, so that state can still be restored from it. If one ran, the change
+            // is in the page's script (a button that must be pressed first): a hidden change.
+            let handled_after = live.tab.handled().await.unwrap_or(handled_before);
+            if handled_after == handled_before {
+                live.observation = observation;
+                live.proposals = proposals;
+                self.current = Some(live);
+                return Ok(Step {
+                    state,
+                    cost: cost_since(started),
+                    executed: 1,
+                });
+            }
+            state.hidden_change = true;
+        }
         live.prefix.push((action.clone(), observation.fingerprint));
+        live.documents.push(performed.new_document);
         live.observation = observation;
         live.state = state;
         live.proposals = proposals;
@@ -624,13 +655,17 @@ impl ChromiumEnv {
                 .take_while(|(a, b)| a == b)
                 .count()
         };
-        // A tab whose state lies past a write is the only copy of that state: never walk it
-        // back past the write.
+        // A tab whose state lies past a write is the only copy of that state (replay would
+        // repeat the write): never walk it back, not even over the steps after the write. And
+        // history back undoes only steps that loaded a document: a click that changed the page
+        // in place (a tab, a menu, generated content) is not a history entry, so a tab past
+        // one can only go forward.
         let route = |live: &Live| -> Option<(usize, usize)> {
             let c = common(live);
             let back = live.prefix.len() - c;
-            let precious = back > 0 && self.writes(&live.prefix[c..]);
-            (!live.dirty && !precious && back <= MAX_BACK_STEPS)
+            let precious = back > 0 && self.writes(&live.prefix);
+            let undoable = live.documents[c..].iter().all(|&document| document);
+            (!live.dirty && !precious && undoable && back <= MAX_BACK_STEPS)
                 .then_some((back + (prefix.len() - c), c))
         };
         let mut best: Option<(Option<usize>, usize, usize)> = None; // (cache index, cost, common)

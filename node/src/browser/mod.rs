@@ -27,8 +27,8 @@ mod tab;
 pub use env::{ChromiumEnv, ChromiumFactory, EnvOptions, EnvStats, ModelValidator, PageSummary};
 pub use pool::{BrowserPool, PoolError};
 pub use process::{
-    BrowserOptions, BrowserProcess, DEBIAN_CHROMIUM, FLAGS, LaunchError, kill_group,
-    reap_stale_browsers,
+    BrowserOptions, BrowserProcess, DEBIAN_CHROMIUM, FLAGS, GROUP_EXIT_LIMIT, LaunchError,
+    adopt_orphans, kill_group, reap_orphans, reap_stale_browsers,
 };
 pub use replay::{ReplayFailure, ReplayOptions, ReplayRun, ReplayedStep, replay_workflow};
 pub use steps::Heal;

@@ -80,6 +80,8 @@ impl BrowserPool {
                             old.shutdown().await;
                         }
                         let _ = reply.send(());
+                        // Stopped for good: a late request must not launch a new browser.
+                        break;
                     }
                 }
             }

@@ -144,6 +144,10 @@ impl BrowserProcess {
             .stdin(std::process::Stdio::null())
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::piped())
+            // Chromium's crash handler leaves the process group (it starts a session of its
+            // own) and names its database after the configuration directory: put that in the
+            // profile, so that the handler's command line says whose it is.
+            .env("XDG_CONFIG_HOME", profile.path())
             .process_group(0)
             .kill_on_drop(true);
         let started = Instant::now();
@@ -152,6 +156,12 @@ impl BrowserProcess {
             source,
         })?;
         let pid = child.id().unwrap_or(0);
+        // Until the launch completes, dropping it (the program is stopping) kills the group.
+        let mut guard = LaunchGuard {
+            pid,
+            profile: profile.path().to_path_buf(),
+            armed: true,
+        };
         let Some(stderr) = child.stderr.take() else {
             kill_group(pid);
             return Err(LaunchError::NoEndpoint(
@@ -206,6 +216,7 @@ impl BrowserProcess {
                 }
             }
         });
+        guard.armed = false;
         tracing::info!(
             pid,
             elapsed_ms = started.elapsed().as_millis() as u64,
@@ -244,29 +255,177 @@ impl BrowserProcess {
         running && !self.handler.is_finished()
     }
 
-    /// Kills the process group and waits (briefly) for the browser to exit.
+    /// Kills the process group (and the crash handler outside it) and waits, up to
+    /// [`GROUP_EXIT_LIMIT`], until every one of its processes is gone.
     pub async fn shutdown(mut self) {
         kill_group(self.pid);
-        if let Some(mut child) = self.child.take() {
-            let _ = tokio::time::timeout(Duration::from_secs(5), child.wait()).await;
-        }
+        let stragglers = kill_stragglers(self.profile.path());
         self.handler.abort();
+        let started = Instant::now();
+        if let Some(mut child) = self.child.take() {
+            let _ = tokio::time::timeout(GROUP_EXIT_LIMIT, child.wait()).await;
+        }
+        while !all_gone(self.pid, &stragglers) && started.elapsed() < GROUP_EXIT_LIMIT {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        tracing::debug!(
+            pid = self.pid,
+            ?stragglers,
+            gone = all_gone(self.pid, &stragglers),
+            "chromium stopped"
+        );
     }
 }
 
 impl Drop for BrowserProcess {
     fn drop(&mut self) {
         kill_group(self.pid);
+        let stragglers = kill_stragglers(self.profile.path());
         self.handler.abort();
+        let started = Instant::now();
         if let Some(mut child) = self.child.take() {
             // Reap it so no zombie stays behind; it was just sent SIGKILL.
-            for _ in 0..50 {
+            while started.elapsed() < GROUP_EXIT_LIMIT {
                 match child.try_wait() {
                     Ok(Some(_)) | Err(_) => break,
                     Ok(None) => std::thread::sleep(Duration::from_millis(10)),
                 }
             }
         }
+        while !all_gone(self.pid, &stragglers) && started.elapsed() < GROUP_EXIT_LIMIT {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+}
+
+/// Kills the processes outside the browser's group that belong to it (the crash handler:
+/// its command line names the profile); returns their pids.
+fn kill_stragglers(profile: &Path) -> Vec<rustix::process::Pid> {
+    let needle = profile.display().to_string();
+    let mut killed = Vec::new();
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return killed;
+    };
+    for entry in entries.flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_string_lossy()
+            .parse::<i32>()
+            .ok()
+            .and_then(rustix::process::Pid::from_raw)
+        else {
+            continue;
+        };
+        let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
+        if String::from_utf8_lossy(&cmdline).contains(&needle) {
+            let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
+            killed.push(pid);
+        }
+    }
+    killed
+}
+
+/// Whether the group and the stragglers are gone (reaping those that are this process's
+/// children).
+fn all_gone(pgid: u32, stragglers: &[rustix::process::Pid]) -> bool {
+    let mut gone = group_gone(pgid);
+    for &pid in stragglers {
+        let _ = rustix::process::waitpid(Some(pid), rustix::process::WaitOptions::NOHANG);
+        gone &= matches!(
+            rustix::process::test_kill_process(pid),
+            Err(rustix::io::Errno::SRCH)
+        );
+    }
+    gone
+}
+
+/// Kills a browser whose launch was abandoned half-way.
+struct LaunchGuard {
+    pid: u32,
+    profile: PathBuf,
+    armed: bool,
+}
+
+impl Drop for LaunchGuard {
+    fn drop(&mut self) {
+        if self.armed {
+            kill_group(self.pid);
+            kill_stragglers(&self.profile);
+        }
+    }
+}
+
+/// How long shutting a browser down waits for its processes to be gone.
+pub const GROUP_EXIT_LIMIT: Duration = Duration::from_secs(5);
+
+/// Whether no process of the group is left. Reaps those of its (killed) processes that are
+/// this process's children, which Chromium's helpers are once [`adopt_orphans`] was called:
+/// an unreaped zombie still counts as a process.
+fn group_gone(pgid: u32) -> bool {
+    let Some(pgid) = i32::try_from(pgid)
+        .ok()
+        .and_then(rustix::process::Pid::from_raw)
+    else {
+        return true;
+    };
+    while let Ok(Some(_)) = rustix::process::waitpgid(pgid, rustix::process::WaitOptions::NOHANG) {}
+    matches!(
+        rustix::process::test_kill_process_group(pgid),
+        Err(rustix::io::Errno::SRCH)
+    )
+}
+
+/// The last thing a program that called [`adopt_orphans`] does before it exits: kills every
+/// process still its child (by then only what is left of browsers: a crash handler, a helper
+/// that outlived its parent) and reaps them, until none is left or `limit` passes. Returns how
+/// many it reaped. Call it once every runtime that owned a child process has been dropped, so
+/// that nobody else is waiting for them.
+pub fn reap_orphans(limit: Duration) -> usize {
+    let me = rustix::process::getpid().as_raw_nonzero().get().to_string();
+    let started = Instant::now();
+    let mut reaped = 0;
+    loop {
+        if let Ok(entries) = std::fs::read_dir("/proc") {
+            for entry in entries.flatten() {
+                let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
+                // pid (comm) state ppid …
+                let parent = stat
+                    .rfind(')')
+                    .and_then(|end| stat[end + 1..].split_whitespace().nth(1));
+                if parent == Some(me.as_str())
+                    && let Some(pid) = entry
+                        .file_name()
+                        .to_string_lossy()
+                        .parse::<i32>()
+                        .ok()
+                        .and_then(rustix::process::Pid::from_raw)
+                {
+                    let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
+                }
+            }
+        }
+        loop {
+            match rustix::process::wait(rustix::process::WaitOptions::NOHANG) {
+                Ok(Some(_)) => reaped += 1,
+                Ok(None) => break,
+                // No child left at all.
+                Err(_) => return reaped,
+            }
+        }
+        if started.elapsed() >= limit {
+            return reaped;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// Makes this process the reaper of its orphaned descendants (Linux's child subreaper): when
+/// Chromium's main process dies, its helpers become this process's children instead of
+/// init's, so that shutting a browser down can wait for them and reap them before the
+/// program exits. A program that launches browsers calls this once at start.
+pub fn adopt_orphans() {
+    if let Err(error) = rustix::process::set_child_subreaper(Some(rustix::process::getpid())) {
+        tracing::debug!(%error, "cannot become the subreaper of Chromium's helpers");
     }
 }
 

@@ -272,7 +272,8 @@ async fn walk(
         };
         let heal = perform(tab, &step.action, inputs, guard)
             .await
-            .map_err(failed)?;
+            .map_err(failed)?
+            .heal;
         let after = tab.observation().await.map_err(failed)?;
         let text_present = match &step.expect.text {
             Some(text) => tab

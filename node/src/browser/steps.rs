@@ -51,14 +51,23 @@ fn input_value(inputs: &BTreeMap<String, String>, value: &FillValue) -> Result<S
     }
 }
 
-/// Carries out one action on a tab and waits for the page to settle. Returns the heal when a
-/// target was found by a fallback locator.
+/// What carrying out an action did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Performed {
+    /// The heal, when a target was found by a fallback locator.
+    pub heal: Option<Heal>,
+    /// Whether the action loaded a new document (a history entry that `back` can undo); an
+    /// action that only changed the current document cannot be undone by going back.
+    pub new_document: bool,
+}
+
+/// Carries out one action on a tab and waits for the page to settle.
 pub(crate) async fn perform(
     tab: &Tab,
     action: &Action,
     inputs: &BTreeMap<String, String>,
     guard: &OriginGuard,
-) -> Result<Option<Heal>, EnvError> {
+) -> Result<Performed, EnvError> {
     let what = action.label();
     let heal = match action {
         Action::Click { target } => Heal::of(target, tab.click(target, &what).await?),
@@ -119,8 +128,8 @@ pub(crate) async fn perform(
         }
         Action::Done => None,
     };
-    tab.settle().await?;
-    Ok(heal)
+    let new_document = tab.settle().await?;
+    Ok(Performed { heal, new_document })
 }
 
 /// A task's success predicates, compiled once.
@@ -134,8 +143,25 @@ pub(crate) struct Predicates {
 }
 
 impl Predicates {
-    /// The predicates of a (validated) task.
+    /// The success predicates of a (validated) task.
     pub(crate) fn of(task: &TaskSpec) -> Result<Predicates, EnvError> {
+        Predicates::compile(&task.success)
+    }
+
+    /// The failure predicates of a (validated) task.
+    pub(crate) fn failures_of(task: &TaskSpec) -> Result<Predicates, EnvError> {
+        Predicates::compile(&task.failure)
+    }
+
+    fn is_empty(&self) -> bool {
+        self.urls.is_empty()
+            && self.texts.is_empty()
+            && self.selectors.is_empty()
+            && self.scripts.is_empty()
+            && self.extractions.is_empty()
+    }
+
+    fn compile(predicates: &[SuccessPredicate]) -> Result<Predicates, EnvError> {
         let mut p = Predicates {
             urls: Vec::new(),
             texts: Vec::new(),
@@ -143,7 +169,7 @@ impl Predicates {
             scripts: Vec::new(),
             extractions: Vec::new(),
         };
-        for predicate in &task.success {
+        for predicate in predicates {
             match predicate {
                 SuccessPredicate::UrlMatches(re) => p.urls.push(
                     regex::RegexBuilder::new(re)
@@ -191,5 +217,41 @@ impl Predicates {
             }
         }
         Ok(true)
+    }
+
+    /// Whether any predicate holds (failure predicates: one is enough). A script that throws
+    /// does not hold.
+    pub(crate) async fn any_holds(
+        &self,
+        tab: &Tab,
+        observation: &Observation,
+    ) -> Result<bool, EnvError> {
+        if self.is_empty() {
+            return Ok(false);
+        }
+        if self.urls.iter().any(|re| re.is_match(&observation.url)) {
+            return Ok(true);
+        }
+        if !self.texts.is_empty() || !self.selectors.is_empty() {
+            let (texts, selectors) = tab.check_dom(&self.texts, &self.selectors).await?;
+            if texts.iter().chain(&selectors).any(|&b| b) {
+                return Ok(true);
+            }
+        }
+        for script in &self.scripts {
+            match tab.evaluate(script.clone(), false).await {
+                Ok(serde_json::Value::Bool(true)) => return Ok(true),
+                Ok(_) | Err(EnvError::Other(_)) => {}
+                Err(other) => return Err(other),
+            }
+        }
+        for script in &self.extractions {
+            match tab.evaluate(script.clone(), false).await {
+                Ok(value) if is_meaningful(&value) => return Ok(true),
+                Ok(_) | Err(EnvError::Other(_)) => {}
+                Err(other) => return Err(other),
+            }
+        }
+        Ok(false)
     }
 }

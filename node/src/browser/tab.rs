@@ -141,6 +141,8 @@ pub(crate) struct RawObservation {
     pub snapshot: Vec<String>,
     pub forms: Vec<String>,
     pub validation_errors: Vec<String>,
+    #[serde(default)]
+    pub values: Vec<forager_protocol::observation::PageValue>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -150,6 +152,8 @@ struct ActResult {
     x: Option<f64>,
     y: Option<f64>,
     covered_by: Option<String>,
+    /// A date, time, colour or range input: its value is set rather than typed.
+    picker: Option<bool>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -578,6 +582,15 @@ impl Tab {
             .unwrap_or(serde_json::Value::Null))
     }
 
+    /// How many times the page's own element handlers have run for real input in the current
+    /// document (counted by the determinism script; 0 when it cannot be read).
+    pub async fn handled(&self) -> Result<u64, EnvError> {
+        let value = self
+            .evaluate("(window[Symbol.for('forager.handled')] || 0)".into(), false)
+            .await?;
+        Ok(value.as_u64().unwrap_or(0))
+    }
+
     /// Observes the page (raw form).
     pub(crate) async fn observe_raw(&self) -> Result<RawObservation, EnvError> {
         let script = format!("(() => {{\n{PRELUDE}\n{OBSERVE}\n}})()");
@@ -678,6 +691,18 @@ impl Tab {
         }
         if let Some(error) = Tab::target_error(&result, what) {
             return Err(error);
+        }
+        if result.picker == Some(true) {
+            let set = self.act_script("set_value", target, text).await?;
+            if set.status == "bad_value" {
+                return Err(EnvError::TargetHidden(format!(
+                    "{what} does not take the value {text:?}"
+                )));
+            }
+            if let Some(error) = Tab::target_error(&set, what) {
+                return Err(error);
+            }
+            return Ok(set.locator.unwrap_or(0).max(0) as usize);
         }
         if !text.is_empty() {
             timed(
@@ -944,6 +969,7 @@ fn to_observation(
         snapshot: raw.snapshot,
         forms: raw.forms,
         validation_errors: raw.validation_errors,
+        values: raw.values,
         fingerprint,
     }
 }

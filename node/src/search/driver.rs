@@ -306,18 +306,19 @@ async fn roll_out<E: Environment>(
         let Ok(step) = env.act(&candidate.action).await else {
             break;
         };
-        let next = if step.state.success {
+        // A success or a dead end ends the walk: nothing past either counts.
+        let terminal = step.state.success || step.state.dead_end;
+        let next = if terminal {
             Vec::new()
         } else {
             env.candidates().await.unwrap_or_default()
         };
-        let success = step.state.success;
         steps.push(RolloutStep {
             candidate,
             step,
             candidates: next.clone(),
         });
-        if success {
+        if terminal {
             break;
         }
         candidates = next;

@@ -43,6 +43,10 @@ struct Graph {
     path: Vec<&'static str>,
     /// Whether candidates name the state they lead to (as a link's href does).
     targets: bool,
+    /// States where the task has failed for good.
+    dead_ends: Vec<u32>,
+    /// States reached by an action whose only effect is in script (give them an alias too).
+    hidden: Vec<u32>,
 }
 
 impl Graph {
@@ -73,6 +77,8 @@ impl Graph {
             keep_pages: false,
             path: Vec::new(),
             targets: false,
+            dead_ends: Vec::new(),
+            hidden: Vec::new(),
         }
     }
 
@@ -99,6 +105,8 @@ impl Graph {
         StateInfo {
             fingerprint: self.fingerprint(state),
             success: state == self.goal,
+            dead_end: self.dead_ends.contains(&state),
+            hidden_change: self.hidden.contains(&state),
             value_hint: self.hints.get(&state).copied().unwrap_or(0.0),
             auth: 0.0,
             location: u64::from(self.alias.get(&state).copied().unwrap_or(state)),
@@ -298,6 +306,105 @@ fn loops_and_no_progress_are_pruned_with_their_reason() {
         .collect();
     assert!(pruned.contains(&("stay", &NodeStatus::Pruned(PruneReason::NoProgress))));
     assert!(pruned.contains(&("home", &NodeStatus::Pruned(PruneReason::Loop))));
+}
+
+#[test]
+fn a_success_that_leaves_the_fingerprint_unchanged_is_still_a_success() {
+    // 1 looks exactly like 0 (a page whose script set a reward, a field that took a value),
+    // yet the predicates hold there: that is the goal, not a step without progress.
+    let mut graph = Graph::new(1, &[(0, "yes", 1, 0.5), (0, "no", 2, 0.5)]);
+    graph.alias.insert(1, 0);
+    let (report, tree) = search(&mut graph, SearchConfig::default());
+    assert_eq!(report.finish, Finish::Solved, "{:?}", report.prunes);
+    assert_eq!(report.prunes.get("no_progress"), None);
+    let success: Vec<&str> = tree
+        .nodes()
+        .filter(|n| *n.status == NodeStatus::Success)
+        .map(|n| *n.action.expect("not the root"))
+        .collect();
+    assert_eq!(success, ["yes"]);
+}
+
+#[test]
+fn a_change_only_the_script_holds_is_kept_a_few_times_in_a_row() {
+    // "Press ONE, then TWO": ONE changes nothing the fingerprint sees (1 looks like 0), but
+    // the page's handler ran; TWO before ONE is a dead end.
+    let mut graph = Graph::new(
+        3,
+        &[
+            (0, "two", 2, 0.6),
+            (0, "one", 1, 0.4),
+            (1, "two", 3, 0.6),
+            (1, "one", 4, 0.4),
+            (4, "one", 5, 0.4),
+        ],
+    );
+    graph.alias.extend([(1, 0), (4, 0), (5, 0)]);
+    graph.hidden.extend([1, 4, 5]);
+    graph.dead_ends.push(2);
+    let (report, _) = search(&mut graph, SearchConfig::default());
+    assert_eq!(report.finish, Finish::Solved, "{:?}", report.prunes);
+    let best = report.best.expect("a success");
+    let labels: Vec<&str> = best.iter().map(|s| s.action).collect();
+    assert_eq!(labels, ["one", "two"]);
+
+    // Without handlers running, the same click is no progress.
+    let mut graph = Graph::new(
+        3,
+        &[(0, "two", 2, 0.6), (0, "one", 1, 0.4), (1, "two", 3, 0.6)],
+    );
+    graph.alias.insert(1, 0);
+    graph.dead_ends.push(2);
+    let (report, _) = search(&mut graph, SearchConfig::default());
+    assert_ne!(report.finish, Finish::Solved);
+    assert_eq!(report.prunes.get("no_progress"), Some(&1));
+
+    // A chain of hidden changes is cut after MAX_HIDDEN_CHAIN.
+    let mut graph = Graph::new(
+        9,
+        &[
+            (0, "one", 1, 0.5),
+            (1, "one", 4, 0.5),
+            (4, "one", 5, 0.5),
+            (5, "one", 6, 0.5),
+        ],
+    );
+    graph.alias.extend([(1, 0), (4, 0), (5, 0), (6, 0)]);
+    graph.hidden.extend([1, 4, 5, 6]);
+    let (report, _) = search(&mut graph, SearchConfig::default());
+    let ones = graph.executed.iter().filter(|a| **a == "one").count();
+    assert!(
+        ones <= tree::MAX_HIDDEN_CHAIN as usize + 1,
+        "{:?} {:?}",
+        graph.executed,
+        report.prunes
+    );
+}
+
+#[test]
+fn dead_ends_are_pruned_and_never_explored_past() {
+    // 0 -wrong-> 1 is a dead end (a lost game); past it lies a decoy goal path the search must
+    // not take. The real goal is behind the low-prior 0 -right-> 2 -go-> 3.
+    let mut graph = Graph::new(
+        3,
+        &[
+            (0, "wrong", 1, 0.9),
+            (1, "restart", 3, 0.9),
+            (0, "right", 2, 0.1),
+            (2, "go", 3, 0.5),
+        ],
+    );
+    graph.dead_ends.push(1);
+    let (report, tree) = search(&mut graph, SearchConfig::default());
+    assert_eq!(report.finish, Finish::Solved);
+    assert_eq!(report.prunes.get("dead_end"), Some(&1));
+    assert!(!graph.executed.contains(&"restart"), "{:?}", graph.executed);
+    let dead: Vec<&str> = tree
+        .nodes()
+        .filter(|n| *n.status == NodeStatus::Pruned(PruneReason::DeadEnd))
+        .map(|n| *n.action.expect("not the root"))
+        .collect();
+    assert_eq!(dead, ["wrong"]);
 }
 
 #[test]

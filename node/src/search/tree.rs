@@ -32,6 +32,11 @@ pub enum NodeStatus {
     Pruned(PruneReason),
 }
 
+/// Most actions in a row whose only effect is in the page's script ("press ONE, then TWO"):
+/// enough for a sequence of hidden steps, few enough that a page whose every click runs a
+/// handler does not double the tree at each level.
+pub const MAX_HIDDEN_CHAIN: u32 = 2;
+
 struct Node<A> {
     parent: Option<NodeId>,
     /// The action from the parent; `None` at the root.
@@ -56,6 +61,9 @@ struct Node<A> {
     /// Highest session fragility on the path.
     path_auth: f64,
     replay: f64,
+    /// Reached by an action whose only effect is in the page's script (same fingerprint as
+    /// its parent, handlers ran): kept rather than pruned, see [`MAX_HIDDEN_CHAIN`].
+    hidden: bool,
     /// Candidates in descending prior order; the first `next_candidate` are taken.
     candidates: Vec<Candidate<A>>,
     next_candidate: usize,
@@ -203,6 +211,9 @@ pub struct Search<A> {
     table: HashMap<Fingerprint, NodeId>,
     /// Location (URL hash) → the smallest depth at which it was reached.
     locations: HashMap<u64, u32>,
+    /// States other searches of the task reached (another branch, the start page), with
+    /// their depth below this root: reaching one again no shallower is a transposition.
+    external_states: HashMap<Fingerprint, u32>,
     memory: Option<Arc<dyn ReplayMemory + Send + Sync>>,
     rng: rand::rngs::ChaCha8Rng,
     in_flight: HashMap<JobId, InFlight<A>>,
@@ -232,6 +243,7 @@ impl<A: Clone> Search<A> {
             nodes: Vec::new(),
             table: HashMap::new(),
             locations: HashMap::new(),
+            external_states: HashMap::new(),
             memory,
             rng,
             in_flight: HashMap::new(),
@@ -269,6 +281,7 @@ impl<A: Clone> Search<A> {
             path_risk: 0.0,
             path_auth: root.auth.clamp(0.0, 1.0),
             replay: 0.0,
+            hidden: false,
             candidates: sorted(root_candidates),
             next_candidate: 0,
             deferred: Vec::new(),
@@ -331,6 +344,28 @@ impl<A: Clone> Search<A> {
         for (location, depth) in known {
             self.locations
                 .entry(location)
+                .and_modify(|d| *d = (*d).min(depth))
+                .or_insert(depth);
+        }
+    }
+
+    /// States this search owns, each with its depth below the root (for the other searches
+    /// of the task: see [`Search::learn_states`]).
+    pub fn states(&self) -> impl Iterator<Item = (Fingerprint, u32)> + '_ {
+        self.table.iter().filter_map(|(fingerprint, &owner)| {
+            let node = &self.nodes[owner as usize];
+            (!matches!(node.status, NodeStatus::Pruned(_)) && node.parent.is_some())
+                .then_some((*fingerprint, node.depth))
+        })
+    }
+
+    /// Marks states reached elsewhere (another branch of the same task, the start page) as
+    /// known `depth` actions below this root: reached again here at that depth or deeper,
+    /// they are cut as transpositions, as two paths to one state are in one tree.
+    pub fn learn_states(&mut self, known: impl IntoIterator<Item = (Fingerprint, u32)>) {
+        for (fingerprint, depth) in known {
+            self.external_states
+                .entry(fingerprint)
                 .and_modify(|d| *d = (*d).min(depth))
                 .or_insert(depth);
         }
@@ -689,6 +724,7 @@ impl<A: Clone> Search<A> {
             path_risk: p.path_risk.max(candidate.risk.normalised()),
             path_auth: p.path_auth.max(auth),
             replay: 0.0,
+            hidden: reached.is_some_and(|step| step.state.hidden_change),
             candidates: Vec::new(),
             next_candidate: 0,
             deferred: Vec::new(),
@@ -754,7 +790,27 @@ impl<A: Clone> Search<A> {
         {
             return Some(PruneReason::Transposition);
         }
+        if self
+            .external_states
+            .get(&fingerprint)
+            .is_some_and(|&depth| depth <= node.depth)
+        {
+            return Some(PruneReason::Transposition);
+        }
         None
+    }
+
+    /// How many hidden-change nodes end at `id` (`id` and its ancestors, consecutively).
+    fn hidden_chain(&self, id: NodeId) -> u32 {
+        let mut chain = 0;
+        let mut cursor = Some(id);
+        while let Some(node) = cursor.map(|n| &self.nodes[n as usize])
+            && node.hidden
+        {
+            chain += 1;
+            cursor = node.parent;
+        }
+        chain
     }
 
     /// Gives the child ownership of its state, superseding a deeper owner.
@@ -833,11 +889,29 @@ impl<A: Clone> Search<A> {
             .entry(step.state.location)
             .and_modify(|d| *d = (*d).min(depth))
             .or_insert(depth);
-        if let Some(reason) = self.redundancy(child) {
-            self.prune(child, reason);
-            return (child, false);
+        // A success is never redundant: the predicates can hold on a page whose fingerprint did
+        // not change (a script's reward, a value in a field), and that page is the goal, not a
+        // repeat of its parent. Nor does it claim the state from the parent that shares it.
+        if !step.state.success {
+            // A dead end first: a failure the page shows only in script state looks like no
+            // progress, and it is the failure that matters.
+            if step.state.dead_end {
+                self.prune(child, PruneReason::DeadEnd);
+                return (child, false);
+            }
+            match self.redundancy(child) {
+                // A change only the page's script holds: kept, a few in a row at most. It
+                // shares its parent's fingerprint, so it owns no state of its own.
+                Some(PruneReason::NoProgress)
+                    if step.state.hidden_change && self.hidden_chain(parent) < MAX_HIDDEN_CHAIN => {
+                }
+                Some(reason) => {
+                    self.prune(child, reason);
+                    return (child, false);
+                }
+                None => self.claim_state(child),
+            }
         }
-        self.claim_state(child);
         self.nodes[child as usize].replay = self.replay_bonus(child);
         if step.state.success {
             self.nodes[child as usize].status = NodeStatus::Success;
@@ -879,6 +953,8 @@ impl<A: Clone> Search<A> {
                 state: StateInfo {
                     fingerprint: Fingerprint([0; 16]),
                     success: false,
+                    dead_end: false,
+                    hidden_change: false,
                     value_hint: 0.0,
                     auth: 0.0,
                     location: 0,
@@ -976,6 +1052,7 @@ impl<A: Clone> Search<A> {
         let steps = rollout.len() as i32;
         let last_hint = rollout
             .last()
+            .filter(|r| !r.step.state.dead_end)
             .map_or(0.0, |r| r.step.state.value_hint.clamp(0.0, 1.0));
         let rollout_value = self.config.hint_weight * last_hint * self.config.discount.powi(steps);
         (hint_value.max(rollout_value), child)

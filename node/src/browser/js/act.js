@@ -4,6 +4,34 @@
 // reports which locator matched, so a healed step can be recorded. A CSS path that finds an
 // element of another name (the page was reordered) does not count as found; if no locator finds
 // the element, that element is used as the last resort.
+const VALUE_INPUTS = ["date", "time", "datetime-local", "month", "week", "color", "range"];
+// A value in the form people write it, in the form the input wants: 01/10/2010 → 2010-01-10,
+// 11:57 PM → 23:57, 03/2016 → 2016-03; anything else as given.
+const pickerValue = (type, text) => {
+  const pad = (n) => String(n).padStart(2, "0");
+  const time = (t) => {
+    const m = t.match(/^(\d{1,2}):(\d{2})(?::(\d{2}))?\s*([AaPp][Mm])?$/);
+    if (!m) return t;
+    let hour = Number(m[1]) % (m[4] ? 12 : 24);
+    if (m[4] && m[4].toLowerCase() === "pm") hour += 12;
+    return `${pad(hour)}:${m[2]}` + (m[3] ? `:${m[3]}` : "");
+  };
+  const date = (d) => {
+    const m = d.match(/^(\d{1,2})\/(\d{1,2})\/(\d{4})$/);
+    return m ? `${m[3]}-${pad(m[1])}-${pad(m[2])}` : d;
+  };
+  if (type === "time") return time(text);
+  if (type === "date") return date(text);
+  if (type === "month") {
+    const m = text.match(/^(\d{1,2})\/(\d{4})$/);
+    return m ? `${m[2]}-${pad(m[1])}` : text;
+  }
+  if (type === "datetime-local") {
+    const [d, ...t] = text.split(/\s+/);
+    return t.length ? `${date(d)}T${time(t.join(" "))}` : date(d);
+  }
+  return text;
+};
 const norm = (s) => clip(s, 200).toLowerCase().replace(/[0-9]+/g, "#");
 const wantName = norm(EXPECT.name);
 const findBy = (locator) => {
@@ -60,9 +88,9 @@ if (el.disabled) return { status: "disabled", locator: used };
 switch (OP) {
   case "point": {
     el.scrollIntoView({ block: "center", inline: "center", behavior: "instant" });
-    const rect = el.getBoundingClientRect();
-    const x = rect.left + Math.min(rect.width / 2, 40);
-    const y = rect.top + rect.height / 2;
+    const point = clickPoint(el);
+    if (!point) return { status: "hidden", locator: used };
+    const { x, y } = point;
     const top = document.elementFromPoint(x, y);
     if (top && top !== el && !el.contains(top) && !top.contains(el)) {
       const label = top.closest("label");
@@ -74,6 +102,11 @@ switch (OP) {
   }
   case "focus_clear": {
     el.scrollIntoView({ block: "center", behavior: "instant" });
+    // Date, time, colour and range inputs take no typed text: their value is set, as a
+    // person's picker would set it (see "set_value").
+    if (el.tagName === "INPUT" && VALUE_INPUTS.includes((el.getAttribute("type") || "").toLowerCase())) {
+      return { status: "ok", locator: used, picker: true };
+    }
     el.focus();
     if ("value" in el) {
       const proto = el.tagName === "TEXTAREA" ? HTMLTextAreaElement.prototype : HTMLInputElement.prototype;
@@ -88,10 +121,32 @@ switch (OP) {
   }
   case "select": {
     if (el.tagName !== "SELECT") return { status: "not_select", locator: used };
+    const matches = (o, want) => o.value.toLowerCase() === want || clip(o.label || o.text, 200).toLowerCase() === want;
+    if (el.multiple) {
+      // Several choices at once, one per line (policy.rs `MULTIPLE_OPTIONS`): exactly those.
+      const wanted = String(ARG).split("\n").map((w) => w.trim().toLowerCase()).filter((w) => w);
+      const options = Array.from(el.options);
+      if (wanted.some((w) => !options.some((o) => matches(o, w)))) return { status: "no_option", locator: used };
+      for (const o of options) o.selected = wanted.some((w) => matches(o, w));
+      el.dispatchEvent(new Event("input", { bubbles: true }));
+      el.dispatchEvent(new Event("change", { bubbles: true }));
+      return { status: "ok", locator: used };
+    }
     const want = String(ARG).trim().toLowerCase();
-    const option = Array.from(el.options).find((o) => o.value.toLowerCase() === want || clip(o.label || o.text, 200).toLowerCase() === want);
+    const option = Array.from(el.options).find((o) => matches(o, want));
     if (!option) return { status: "no_option", locator: used };
     el.value = option.value;
+    el.dispatchEvent(new Event("input", { bubbles: true }));
+    el.dispatchEvent(new Event("change", { bubbles: true }));
+    return { status: "ok", locator: used };
+  }
+  case "set_value": {
+    const type = (el.getAttribute("type") || "").toLowerCase();
+    const value = pickerValue(type, String(ARG).trim());
+    const proto = Object.getOwnPropertyDescriptor(HTMLInputElement.prototype, "value");
+    el.focus();
+    proto.set.call(el, value);
+    if (el.value === "" && value !== "") return { status: "bad_value", locator: used };
     el.dispatchEvent(new Event("input", { bubbles: true }));
     el.dispatchEvent(new Event("change", { bubbles: true }));
     return { status: "ok", locator: used };

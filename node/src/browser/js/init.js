@@ -165,6 +165,80 @@
     );
   }
 
+  // Elements that listen for pointer input: a page's own handlers (`addEventListener`,
+  // `onclick = …`, jQuery and d3 both end in these) are the only sign that a plain <div>, <span>
+  // or SVG shape does something when clicked. The mark is an attribute because the observation
+  // runs in an isolated world, which shares the DOM but not the page's objects.
+  //
+  // And how often the page's own element handlers ran for real (trusted) input: a click whose
+  // only effect is in the page's script state (a button that must be pressed before another)
+  // changes nothing the fingerprint sees, yet did something. Read from the page's world
+  // through `window[Symbol.for("forager.handled")]`.
+  const POINTER_EVENTS = new Set(["click", "mousedown", "mouseup", "pointerdown", "pointerup", "dblclick", "touchstart"]);
+  const INPUT_EVENTS = new Set([...POINTER_EVENTS, "keydown", "keyup", "keypress", "input", "change"]);
+  const MARK = "data-forager-listens";
+  let handled = 0;
+  try {
+    Object.defineProperty(window, Symbol.for("forager.handled"), { get: () => handled, configurable: false });
+  } catch (e) {}
+  const mark = (target, type) => {
+    try {
+      if (POINTER_EVENTS.has(type) && target instanceof Element && !target.hasAttribute(MARK)) {
+        target.setAttribute(MARK, "");
+      }
+    } catch (e) {}
+  };
+  // Whether a handler on this target counts: an element's own, not the page's or the body's
+  // catch-all listeners (which run on every click).
+  const counted = (target, type) =>
+    INPUT_EVENTS.has(type) && target instanceof Element && target !== document.documentElement && target !== document.body;
+  // One wrapper per listener, so that removeEventListener finds what addEventListener added.
+  const wrappers = new WeakMap();
+  const wrap = (listener) => {
+    if (!listener || (typeof listener !== "function" && typeof listener.handleEvent !== "function")) return listener;
+    let wrapper = wrappers.get(listener);
+    if (!wrapper) {
+      wrapper = function (event) {
+        if (event && event.isTrusted) handled += 1;
+        return typeof listener === "function" ? listener.apply(this, arguments) : listener.handleEvent(event);
+      };
+      wrappers.set(listener, wrapper);
+    }
+    return wrapper;
+  };
+  const realAdd = EventTarget.prototype.addEventListener;
+  const realRemove = EventTarget.prototype.removeEventListener;
+  define(EventTarget.prototype, "addEventListener", function (type, listener, options) {
+    mark(this, type);
+    return realAdd.call(this, type, counted(this, type) ? wrap(listener) : listener, options);
+  });
+  define(EventTarget.prototype, "removeEventListener", function (type, listener, options) {
+    const wrapper = listener && wrappers.get(listener);
+    if (wrapper) realRemove.call(this, type, wrapper, options);
+    return realRemove.call(this, type, listener, options);
+  });
+  for (const type of ["click", "mousedown", "mouseup", "dblclick", "keydown", "keyup", "keypress", "input", "change"]) {
+    const property = Object.getOwnPropertyDescriptor(HTMLElement.prototype, "on" + type);
+    if (!property || !property.set) continue;
+    const originals = new WeakMap();
+    try {
+      Object.defineProperty(HTMLElement.prototype, "on" + type, {
+        configurable: true,
+        enumerable: property.enumerable,
+        get() {
+          const value = property.get.call(this);
+          return (value && originals.get(value)) || value;
+        },
+        set(value) {
+          if (value) mark(this, type);
+          const handler = typeof value === "function" && counted(this, type) ? wrap(value) : value;
+          if (handler !== value) originals.set(handler, value);
+          property.set.call(this, handler);
+        },
+      });
+    } catch (e) {}
+  }
+
   const note = (kind, message) => {
     try {
       console.warn("[forager:dialog:" + kind + "] " + String(message).slice(0, 300));

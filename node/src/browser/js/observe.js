@@ -34,6 +34,7 @@
       required: !!el.required,
       disabled: !!el.disabled || el.getAttribute("aria-disabled") === "true",
       options,
+      checked: !!el.checked || el.getAttribute("aria-checked") === "true" || (el.tagName === "SELECT" && el.selectedIndex > 0),
     };
   };
 
@@ -58,7 +59,8 @@
         const at = anchorCounts.get(nearest);
         near = { anchor: nearest, role, nth: before - (at.get(role) || 0) + 1 };
       }
-      elements.push(describe(el, role, near));
+      // Counted (the Near walk counts it too) but not proposed: a click would hit the overlay.
+      if (!covered(el)) elements.push(describe(el, role, near));
     }
     if (el.matches(ANCHORS)) {
       const text = anchorText(el);
@@ -68,34 +70,54 @@
       }
     }
   }
-  // Clickable elements that are not semantic controls: pointer cursor, no interactive ancestor.
+  // Clickable elements that are not semantic controls: a pointer cursor (not inherited from
+  // a pointer parent) or the page's own pointer listeners (marked by init.js), no interactive
+  // ancestor. SVG shapes count: they are clicked like anything else.
+  const clickables = [];
   if (!truncated) {
-    const candidates = document.querySelectorAll("div, span, li, td, img, label");
+    const candidates = document.querySelectorAll("div, span, li, td, img, label, p, i, b, em, strong, svg, svg *, [" + LISTENS + "]");
     let checked = 0;
     for (const el of candidates) {
       if (elements.length >= MAX_ELEMENTS || checked++ > 3000 || performance.now() - started > TIME_BUDGET_MS) break;
-      if (seen.has(el) || el.closest(INTERACTIVE)) continue;
-      if (getComputedStyle(el).cursor !== "pointer") continue;
-      const parent = el.parentElement;
-      if (parent && getComputedStyle(parent).cursor === "pointer") continue;
-      if (!visible(el) || !textOf(el)) continue;
+      if (seen.has(el) || el === document.body || el === document.documentElement) continue;
+      if (el.parentElement && el.parentElement.closest(INTERACTIVE)) continue;
+      if (el.matches(INTERACTIVE)) continue;
+      const listens = el.hasAttribute(LISTENS);
+      if (!listens) {
+        if (getComputedStyle(el).cursor !== "pointer") continue;
+        const parent = el.parentElement;
+        if (parent && getComputedStyle(parent).cursor === "pointer") continue;
+        if (!textOf(el)) continue;
+      }
+      if (!visible(el) || isBackdrop(el)) continue;
       seen.add(el);
-      elements.push(describe(el, "", null));
+      clickables.push(el);
+      if (!covered(el)) elements.push(describe(el, "", null));
     }
   }
 
   // The snapshot: one line per element with a role, states but not values.
+  // Also the non-semantic clickables: a control that appears is a new state even when it is a
+  // <span>. And the states a control shows (checked, selected, expanded, pressed, a value the
+  // field holds: as a digest, never the text), since a click or a fill that changes only
+  // those has still changed the page.
   const snapshot = [];
-  for (const el of document.querySelectorAll(INTERACTIVE + ", h1, h2, h3, h4, h5, h6, [role=alert], [role=status], [role=heading], img[alt], [aria-invalid=true]")) {
+  const snapshotted = Array.from(document.querySelectorAll(INTERACTIVE + ", h1, h2, h3, h4, h5, h6, [role=alert], [role=status], [role=heading], img[alt], [aria-invalid=true]"));
+  for (const el of snapshotted.concat(clickables)) {
     if (snapshot.length >= MAX_SNAPSHOT || performance.now() - started > 2 * TIME_BUDGET_MS) break;
     if (!visible(el)) continue;
-    const role = roleOf(el) || (el.getAttribute("onclick") ? "clickable" : "");
+    const role = roleOf(el) || (el.getAttribute("onclick") || clickables.includes(el) ? "clickable" : "");
     if (!role) continue;
     let line = `${role} ${JSON.stringify(clip(nameOf(el, role), 120))}`;
     if (role === "heading") line += ` level=${el.getAttribute("aria-level") || el.tagName.slice(1)}`;
     if (el.required) line += " required";
     if (el.disabled) line += " disabled";
     if (el.checked) line += " checked";
+    for (const state of ["selected", "expanded", "pressed"]) {
+      if (el.getAttribute("aria-" + state) === "true") line += " " + state;
+    }
+    const held = heldValue(el);
+    if (held) line += " filled=" + held;
     if (el.getAttribute("aria-invalid") === "true" || (el.matches && el.matches(":user-invalid"))) line += " invalid";
     if (["alert", "status"].includes(role)) line = `${role} ${JSON.stringify(clip(el.innerText, 160))}`;
     snapshot.push(line);
@@ -112,6 +134,35 @@
     if (t) validation.push(t);
   }
 
+  // Values a fill may copy: two-cell table rows and terms with definitions, what fields hold
+  // (never a password), paragraphs. Bounded.
+  const values = [];
+  const addValue = (label, value, kind) => {
+    label = clip(label, 80);
+    // What a field holds is kept as it is (spaces too): a copy must be exact.
+    value = kind === "field" ? value.slice(0, 500) : clip(value, 500);
+    if (value && values.length < 60) values.push({ label, value, kind });
+  };
+  for (const row of document.querySelectorAll("tr")) {
+    if (values.length >= 30) break;
+    const cells = Array.from(row.children).filter((c) => c.tagName === "TD" || c.tagName === "TH");
+    if (cells.length === 2 && visible(row)) addValue(cells[0].innerText, cells[1].innerText, "pair");
+  }
+  for (const term of document.querySelectorAll("dt")) {
+    if (values.length >= 40) break;
+    const definition = term.nextElementSibling;
+    if (definition && definition.tagName === "DD" && visible(term)) addValue(term.innerText, definition.innerText, "pair");
+  }
+  for (const field of document.querySelectorAll("textarea, input:not([type=hidden]):not([type=password])")) {
+    if (values.length >= 50) break;
+    if (!field.value || !visible(field) || ["checkbox", "radio", "submit", "button", "reset", "image", "file"].includes(field.type)) continue;
+    addValue(nameOf(field), field.value, "field");
+  }
+  for (const p of document.querySelectorAll("p")) {
+    if (values.length >= 60) break;
+    if (visible(p) && !p.querySelector("input, textarea, select, button")) addValue("", p.innerText, "paragraph");
+  }
+
   const nav = performance.getEntriesByType("navigation")[0];
   return {
     url: location.href,
@@ -123,6 +174,7 @@
     snapshot,
     forms,
     validation_errors: validation,
+    values,
     truncated,
     node_count: document.getElementsByTagName("*").length,
   };

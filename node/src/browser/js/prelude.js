@@ -31,6 +31,24 @@ const labelFor = (el) => {
   return "";
 };
 
+// The text a person reads as a field's label when the page did not link one: a <label> (or a
+// short text) right before the field, as in `<label>Username</label><input>`.
+const looseLabel = (el) => {
+  let node = el.previousSibling;
+  for (let hops = 0; node && hops < 3; hops++, node = node.previousSibling) {
+    if (node.nodeType === 3) {
+      const t = clip(node.textContent, 60).replace(/:$/, "");
+      if (t) return t;
+      continue;
+    }
+    if (node.nodeType !== 1) continue;
+    if (["INPUT", "SELECT", "TEXTAREA", "BUTTON", "BR"].includes(node.tagName)) return "";
+    const t = clip(node.innerText || node.textContent || "", 60).replace(/:$/, "");
+    return t.length <= 40 ? t : "";
+  }
+  return "";
+};
+
 const implicitRole = (el) => {
   const tag = el.tagName.toLowerCase();
   const type = (el.getAttribute("type") || "").toLowerCase();
@@ -72,14 +90,14 @@ const nameOf = (el, role) => {
     if (label) return label;
     const placeholder = clip(el.getAttribute("placeholder"), 160);
     if (placeholder) return placeholder;
-    return clip(el.getAttribute("title") || el.getAttribute("name") || "", 160);
+    return clip(el.getAttribute("title") || el.getAttribute("name") || "", 160) || looseLabel(el);
   }
   if (tag === "img") return clip(el.getAttribute("alt"), 160);
   const text = textOf(el);
   if (text) return text;
   const img = el.querySelector("img[alt]");
   if (img) return clip(img.getAttribute("alt"), 160);
-  return clip(el.getAttribute("title"), 160);
+  return clip(el.getAttribute("title"), 160) || classWords(el);
 };
 
 // Text near an element: its fieldset legend, the closest preceding heading or label-like text.
@@ -126,15 +144,38 @@ const cssPath = (el) => {
   return parts.join(" > ");
 };
 
+// Fields and buttons outside any <form> that share a container (the closest ancestor, at
+// most five levels up, holding both a text field and a button) form an implicit form.
+const FIELD = "input:not([type=hidden]):not([type=checkbox]):not([type=radio]):not([type=submit]):not([type=button]):not([type=reset]), textarea, select, [role=textbox], [role=spinbutton], [role=combobox]";
+const BUTTON = "button, input[type=submit], input[type=button], [role=button]";
+const implicitForm = (el) => {
+  if (!el.matches(FIELD) && !el.matches(BUTTON)) return null;
+  let node = el.parentElement;
+  for (let depth = 0; node && node !== document.body && depth < 5; depth++, node = node.parentElement) {
+    if (node.querySelector(FIELD) && node.querySelector(BUTTON)) {
+      const submit = Array.from(node.querySelectorAll(BUTTON)).find(visible);
+      return {
+        name: clip(node.getAttribute("id") || node.getAttribute("aria-label") || "form", 80),
+        submit_name: submit ? nameOf(submit, "button") : null,
+        posts: false,
+        selector: cssPath(node),
+        implicit: true,
+      };
+    }
+  }
+  return null;
+};
+
 const formOf = (el) => {
   const form = el.form || el.closest("form");
-  if (!form) return null;
+  if (!form) return implicitForm(el);
   const submit = form.querySelector("button:not([type=button]):not([type=reset]), input[type=submit], input[type=image]");
   return {
     name: clip(form.getAttribute("name") || form.getAttribute("id") || form.getAttribute("aria-label") || form.getAttribute("action") || "form", 80),
     submit_name: submit ? nameOf(submit, "button") : null,
     posts: (form.getAttribute("method") || "get").toLowerCase() === "post",
     selector: cssPath(form),
+    implicit: false,
   };
 };
 
@@ -168,4 +209,92 @@ const nearTarget = (near) => {
     if (count === near.nth) return el;
   }
   return null;
+};
+
+// The attribute init.js puts on elements the page listens to for pointer input.
+const LISTENS = "data-forager-listens";
+
+// A page-wide overlay (a modal's backdrop): not a control, even when it listens for clicks.
+const isBackdrop = (el) => {
+  const rect = el.getBoundingClientRect();
+  return rect.width >= 0.9 * innerWidth && rect.height >= 0.9 * innerHeight;
+};
+
+// A short digest of what a field holds ("" when empty): enough to tell one typed value from
+// another in a fingerprint, never the text itself. A password field says only how long its
+// value is: a digest would let anyone holding a fingerprint test guesses of the password.
+const heldValue = (el) => {
+  let value = "";
+  if (el.tagName === "SELECT") {
+    value = Array.from(el.selectedOptions || []).map((o) => o.value).join("\u0000");
+    // A select always holds something: only a choice other than the first option counts.
+    if (el.selectedIndex <= 0 && !el.multiple) return "";
+  } else if (el.tagName === "TEXTAREA") {
+    value = el.value;
+  } else if (el.tagName === "INPUT") {
+    const type = (el.getAttribute("type") || "text").toLowerCase();
+    if (["checkbox", "radio", "submit", "button", "reset", "image", "file", "hidden"].includes(type)) return "";
+    if (type === "password") return el.value ? "len" + el.value.length : "";
+    value = el.value;
+  } else if (el.isContentEditable) {
+    value = el.textContent || "";
+  }
+  if (!value) return "";
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < value.length; i++) {
+    hash ^= value.charCodeAt(i);
+    hash = Math.imul(hash, 0x01000193) >>> 0;
+  }
+  return hash.toString(16).padStart(8, "0");
+};
+
+// The part of an element a person can see: its box cut by every ancestor that clips its
+// overflow and by the viewport (null when nothing of it shows there).
+const shownRect = (el) => {
+  const r = el.getBoundingClientRect();
+  let left = r.left, top = r.top, right = r.right, bottom = r.bottom;
+  for (let node = el.parentElement; node && node !== document.documentElement; node = node.parentElement) {
+    const style = getComputedStyle(node);
+    if (style.overflowX === "visible" && style.overflowY === "visible") continue;
+    const c = node.getBoundingClientRect();
+    left = Math.max(left, c.left); top = Math.max(top, c.top);
+    right = Math.min(right, c.right); bottom = Math.min(bottom, c.bottom);
+  }
+  left = Math.max(left, 0); top = Math.max(top, 0);
+  right = Math.min(right, innerWidth); bottom = Math.min(bottom, innerHeight);
+  return right - left >= 1 && bottom - top >= 1 ? { left, top, right, bottom } : null;
+};
+
+// Where to click an element: the middle of its shown part (at most 40 px in, so a wide row is
+// clicked near its label).
+const clickPoint = (el) => {
+  const r = shownRect(el);
+  if (!r) return null;
+  return { x: r.left + Math.min((r.right - r.left) / 2, 40), y: (r.top + r.bottom) / 2 };
+};
+
+// Whether another element sits on top of this one where it would be clicked (an overlay, a
+// modal): a click there would land on that element instead. An element scrolled out of sight
+// is not covered: clicking scrolls it into view first.
+const covered = (el) => {
+  const point = clickPoint(el);
+  if (!point) return false;
+  const top = document.elementFromPoint(point.x, point.y);
+  if (!top || top === el || el.contains(top) || top.contains(el)) return false;
+  const label = top.closest("label");
+  return !(label && (label.control === el || label.contains(el)));
+};
+
+// Words of an element's classes, a name of last resort for icons and shapes that have no text
+// ("trash", "star"): letters only, no generated hashes.
+const classWords = (el) => {
+  const raw = typeof el.className === "string" ? el.className : (el.getAttribute("class") || "");
+  const words = [];
+  for (const token of raw.split(/\s+/)) {
+    if (!token || /\d/.test(token) || token.length > 24) continue;
+    for (const w of token.replace(/([a-z])([A-Z])/g, "$1 $2").split(/[-_\s]+/)) {
+      if (w.length >= 3 && !words.includes(w.toLowerCase())) words.push(w.toLowerCase());
+    }
+  }
+  return words.slice(0, 4).join(" ");
 };

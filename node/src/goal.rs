@@ -1,0 +1,275 @@
+//! What a goal says, read mechanically: the strings it quotes and what each is for, the values
+//! it names without quotes (dates, times, amounts, codes), the positions it points at ("the 3rd
+//! textbox", "the last word") and the letter case it asks for. The default policy turns these
+//! into fill values and priors; nothing here decides success.
+
+/// A string quoted in the goal and the words just before it (`the username "kenda"`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Quoted {
+    /// The quoted text.
+    pub text: String,
+    /// Up to three words before the opening quote.
+    pub context: String,
+}
+
+/// A position the goal points at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ordinal {
+    /// The n-th, counting from 1.
+    Nth(usize),
+    /// The last.
+    Last,
+}
+
+impl Ordinal {
+    /// The index this position names in a list of `len` items.
+    pub fn index(self, len: usize) -> Option<usize> {
+        match self {
+            Ordinal::Nth(n) if n >= 1 && n <= len => Some(n - 1),
+            Ordinal::Last if len > 0 => Some(len - 1),
+            _ => None,
+        }
+    }
+}
+
+/// "The 3rd input textbox": a position and the words naming what it counts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Position {
+    /// Which one.
+    pub ordinal: Ordinal,
+    /// The (lower-case) words after the ordinal: what is counted.
+    pub kind: Vec<String>,
+}
+
+/// The letter case a goal asks typed text to have.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Case {
+    /// "in all lower case letters".
+    Lower,
+    /// "in upper case".
+    Upper,
+}
+
+/// A goal, read.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct GoalReading {
+    /// Quoted strings, in order, without repeats.
+    pub quoted: Vec<Quoted>,
+    /// Unquoted tokens with digits (a date, a time with its AM/PM, an amount, a code).
+    pub tokens: Vec<String>,
+    /// Positions the goal points at.
+    pub positions: Vec<Position>,
+    /// The case typed text should have, if the goal says.
+    pub case: Option<Case>,
+}
+
+const ORDINAL_WORDS: &[&str] = &[
+    "first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth",
+];
+
+/// `3rd`, `21st` → 3, 21; `third` → 3; `last` → Last.
+fn ordinal(word: &str) -> Option<Ordinal> {
+    let lower = word.to_ascii_lowercase();
+    if lower == "last" {
+        return Some(Ordinal::Last);
+    }
+    if let Some(i) = ORDINAL_WORDS.iter().position(|w| *w == lower) {
+        return Some(Ordinal::Nth(i + 1));
+    }
+    ["st", "nd", "rd", "th"].iter().find_map(|suffix| {
+        let digits = lower.strip_suffix(suffix)?;
+        (!digits.is_empty() && digits.chars().all(|c| c.is_ascii_digit()))
+            .then(|| digits.parse().ok().map(Ordinal::Nth))
+            .flatten()
+    })
+}
+
+fn trim_punctuation(word: &str) -> &str {
+    word.trim_matches(|c: char| {
+        matches!(
+            c,
+            '.' | ','
+                | ';'
+                | ':'
+                | '!'
+                | '?'
+                | '('
+                | ')'
+                | '"'
+                | '\''
+                | '['
+                | ']'
+                | '\u{201c}'
+                | '\u{201d}'
+                | '\u{2018}'
+                | '\u{2019}'
+        )
+    })
+}
+
+impl GoalReading {
+    /// Reads a goal.
+    pub fn of(goal: &str) -> GoalReading {
+        let quoted = quoted(goal);
+        let words: Vec<&str> = goal.split_whitespace().collect();
+        let mut tokens: Vec<String> = Vec::new();
+        let mut positions = Vec::new();
+        for (i, raw) in words.iter().enumerate() {
+            let word = trim_punctuation(raw);
+            if let Some(ordinal) = ordinal(word) {
+                let kind: Vec<String> = words[i + 1..]
+                    .iter()
+                    .take(3)
+                    .map(|w| trim_punctuation(w).to_lowercase())
+                    .take_while(|w| !w.is_empty())
+                    .collect();
+                if !kind.is_empty() {
+                    positions.push(Position { ordinal, kind });
+                }
+                continue;
+            }
+            if word.is_empty() || !word.chars().any(|c| c.is_ascii_digit()) {
+                continue;
+            }
+            let mut value = word.to_owned();
+            if let Some(next) = words.get(i + 1) {
+                let next = trim_punctuation(next);
+                if word.contains(':') && ["AM", "PM", "am", "pm"].contains(&next) {
+                    value = format!("{word} {next}");
+                }
+            }
+            if !tokens.contains(&value) && !quoted.iter().any(|q| q.text.contains(&value)) {
+                tokens.push(value);
+            }
+        }
+        let lower = goal.to_lowercase();
+        let case = if lower.contains("lower case") || lower.contains("lowercase") {
+            Some(Case::Lower)
+        } else if lower.contains("upper case") || lower.contains("uppercase") {
+            Some(Case::Upper)
+        } else {
+            None
+        };
+        GoalReading {
+            quoted,
+            tokens,
+            positions,
+            case,
+        }
+    }
+
+    /// A value as the goal wants it typed (its letter case).
+    pub fn cased(&self, value: &str) -> String {
+        match self.case {
+            Some(Case::Lower) => value.to_lowercase(),
+            Some(Case::Upper) => value.to_uppercase(),
+            None => value.to_owned(),
+        }
+    }
+}
+
+/// Strings quoted with "…", “…” or '…' (apostrophes inside words are not quotes).
+fn quoted(goal: &str) -> Vec<Quoted> {
+    let mut out: Vec<Quoted> = Vec::new();
+    for (open, close) in [('"', '"'), ('\u{201c}', '\u{201d}'), ('\'', '\'')] {
+        let mut consumed = 0;
+        let mut rest = goal;
+        while let Some(start) = rest.find(open) {
+            let after = &rest[start + open.len_utf8()..];
+            let Some(end) = after.find(close) else { break };
+            let text = after[..end].trim();
+            let before = &goal[..consumed + start];
+            if open == '\'' && before.ends_with(|c: char| c.is_alphanumeric()) {
+                // An apostrophe inside a word (don't, user's) opens nothing.
+                consumed += start + open.len_utf8();
+                rest = after;
+                continue;
+            }
+            let apostrophe = open == '\'' && text.contains(' ') && text.len() > 60;
+            if !text.is_empty()
+                && text.len() <= 200
+                && !apostrophe
+                && !out.iter().any(|q| q.text == text)
+            {
+                let mut context: Vec<&str> = before.split_whitespace().rev().take(3).collect();
+                context.reverse();
+                out.push(Quoted {
+                    text: text.to_owned(),
+                    context: context.join(" "),
+                });
+            }
+            let skip = start + open.len_utf8() + end + close.len_utf8();
+            consumed += skip;
+            rest = &rest[skip..];
+        }
+    }
+    out
+}
+
+/// The words of a text, without surrounding punctuation.
+pub fn words_of(text: &str) -> Vec<&str> {
+    text.split_whitespace()
+        .map(trim_punctuation)
+        .filter(|w| !w.is_empty())
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quoted_strings_carry_what_they_are_for() {
+        let goal = GoalReading::of(
+            "Enter the username \"kenda\" and the password \"99kS\" into the text fields",
+        );
+        let pairs: Vec<(&str, &str)> = goal
+            .quoted
+            .iter()
+            .map(|q| (q.text.as_str(), q.context.as_str()))
+            .collect();
+        assert_eq!(
+            pairs,
+            [
+                ("kenda", "Enter the username"),
+                ("99kS", "and the password")
+            ]
+        );
+        let goal = GoalReading::of("Don't click 'Buy' or the user's \u{201c}Save\u{201d}");
+        let texts: Vec<&str> = goal.quoted.iter().map(|q| q.text.as_str()).collect();
+        assert_eq!(texts, ["Save", "Buy"]);
+    }
+
+    #[test]
+    fn unquoted_values_and_positions() {
+        let goal = GoalReading::of("Enter 11:57 PM as the time, then click the 3rd checkbox.");
+        assert_eq!(goal.tokens, ["11:57 PM"]);
+        assert_eq!(
+            goal.positions,
+            [Position {
+                ordinal: Ordinal::Nth(3),
+                kind: vec!["checkbox".into()]
+            }]
+        );
+        let goal = GoalReading::of("Select 01/10/2010, the second radio button and the last word.");
+        assert_eq!(goal.tokens, ["01/10/2010"]);
+        assert_eq!(goal.positions[0].ordinal, Ordinal::Nth(2));
+        assert_eq!(goal.positions[0].kind, ["radio", "button", "and"]);
+        assert_eq!(goal.positions[1].ordinal, Ordinal::Last);
+        assert_eq!(goal.positions[1].kind, ["word"]);
+        assert_eq!(Ordinal::Nth(2).index(3), Some(1));
+        assert_eq!(Ordinal::Nth(4).index(3), None);
+        assert_eq!(Ordinal::Last.index(3), Some(2));
+    }
+
+    #[test]
+    fn letter_case() {
+        let goal = GoalReading::of("Type \"TRUMAN\" in all lower case letters");
+        assert_eq!(goal.cased("TRUMAN"), "truman");
+        assert_eq!(
+            GoalReading::of("Type \"olin\" in upper case").cased("olin"),
+            "OLIN"
+        );
+        assert_eq!(GoalReading::of("Type \"Olin\"").cased("Olin"), "Olin");
+    }
+}

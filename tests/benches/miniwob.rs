@@ -1,0 +1,589 @@
+//! forager on the MiniWoB++ benchmark, a bench program
+//! (`cargo bench -p forager-tests --bench miniwob`; see `docs/miniwob-benchmark.md`).
+//!
+//! Installs the `miniwob` package from PyPI into `target/miniwob` (pip download, no vendored
+//! copy), serves its `html/` folder on 127.0.0.1, and runs `forager explore` (release build, the
+//! embedded cluster with its default two nodes, so every success is reproduced by a second node)
+//! on each episode of each task: seeds 1..=N, the goal being the episode's instruction (read
+//! from the page after its START overlay is clicked, with forager's own seeded `Math.random`, so
+//! it is the instruction forager's pages show), success the page's own raw reward > 0
+//! (`WOB_RAW_REWARD_GLOBAL > 0`), an episode that ended without reward a dead end
+//! (`--fail-js`). The page's own episode limit (10 s from START, `core.js`)
+//! stays in force: a path slower than that earns the page's timeout reward, not a success.
+//!
+//! Flags: `--seeds N` (default 10), `--tasks a,b,c` (default: every supported task),
+//! `--budget ACTIONS` (default 200), `--timeout SECS` per episode (default 120), `--out DIR`
+//! (default `target/miniwob/results`), `--survey` (print each task's first instruction and
+//! what forager sees after START, run nothing), `--all` (the excluded tasks too).
+//! Every episode's result is appended to `episodes.jsonl` in the output directory, which a
+//! later run with `--resume` skips; the table is printed and written as `table.md`.
+
+use forager_node::browser::{BrowserOptions, BrowserPool, NetworkLog, OriginGuard, Tab, Timeouts};
+use forager_node::environment::EnvError;
+use forager_protocol::Target;
+use forager_protocol::result::RunResult;
+use forager_tests::{forager_binary, sites};
+use serde_json::json;
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+/// Success: the page's own raw reward is positive.
+const SUCCESS: &str = "WOB_RAW_REWARD_GLOBAL > 0";
+/// A dead end: the episode ended without reward (a wrong click, a wrong answer, its time
+/// limit); every MiniWoB++ agent is told as much by the environment's `done` flag.
+const FAILURE: &str = "WOB_DONE_GLOBAL && WOB_RAW_REWARD_GLOBAL <= 0";
+
+/// The PyPI release the benchmark runs.
+const MINIWOB_VERSION: &str = "1.1.0";
+
+/// Why a task is not run: forager has no action for what it asks.
+#[derive(Debug, Clone, Copy)]
+enum Support {
+    Supported,
+    Excluded(&'static str),
+}
+
+use Support::{Excluded, Supported};
+
+const DRAG: Support = Excluded("drag and drop (no drag action)");
+const DRAW: Support = Excluded("drawing with the mouse (no drag action)");
+const CANVAS: Support = Excluded("clicks at coordinates on a canvas or SVG drawing");
+const HOVER: Support = Excluded("hovering (no hover action)");
+const SELECT_TEXT: Support = Excluded("selecting text with the mouse (no drag action)");
+const MOVING: Support = Excluded("moving targets tracked in real time");
+const WAIT: Support = Excluded("a timed pause between two clicks (no wait action)");
+
+/// Every task of the package's `html/miniwob/` folder and whether forager has its actions.
+const TASKS: &[(&str, Support)] = &[
+    ("ascending-numbers", Supported),
+    ("bisect-angle", CANVAS),
+    ("book-flight", Supported),
+    ("book-flight-nodelay", Supported),
+    ("button-delay", WAIT),
+    ("buy-ticket", Supported),
+    ("chase-circle", MOVING),
+    ("choose-date", Supported),
+    ("choose-date-easy", Supported),
+    ("choose-date-medium", Supported),
+    ("choose-date-nodelay", Supported),
+    ("choose-list", Supported),
+    ("circle-center", CANVAS),
+    ("click-button", Supported),
+    ("click-button-sequence", Supported),
+    ("click-checkboxes", Supported),
+    ("click-checkboxes-large", Supported),
+    ("click-checkboxes-soft", Supported),
+    ("click-checkboxes-transfer", Supported),
+    ("click-collapsible", Supported),
+    ("click-collapsible-2", Supported),
+    ("click-collapsible-2-nodelay", Supported),
+    ("click-collapsible-nodelay", Supported),
+    ("click-color", Supported),
+    ("click-dialog", Supported),
+    ("click-dialog-2", Supported),
+    ("click-link", Supported),
+    ("click-menu", Supported),
+    ("click-menu-2", Supported),
+    ("click-option", Supported),
+    ("click-pie", CANVAS),
+    ("click-pie-nodelay", CANVAS),
+    ("click-scroll-list", Supported),
+    ("click-shades", Supported),
+    ("click-shape", CANVAS),
+    ("click-tab", Supported),
+    ("click-tab-2", Supported),
+    ("click-tab-2-easy", Supported),
+    ("click-tab-2-hard", Supported),
+    ("click-tab-2-medium", Supported),
+    ("click-test", Supported),
+    ("click-test-2", Supported),
+    ("click-test-transfer", Supported),
+    ("click-widget", Supported),
+    ("copy-paste", Supported),
+    ("copy-paste-2", Supported),
+    ("count-shape", Supported),
+    ("count-sides", Supported),
+    ("daily-calendar", Supported),
+    ("drag-box", DRAG),
+    ("drag-circle", DRAG),
+    ("drag-cube", DRAG),
+    ("drag-items", DRAG),
+    ("drag-items-grid", DRAG),
+    ("drag-shapes", DRAG),
+    ("drag-shapes-2", DRAG),
+    ("drag-single-shape", DRAG),
+    ("drag-sort-numbers", DRAG),
+    ("draw-circle", DRAW),
+    ("draw-line", DRAW),
+    ("email-inbox", Supported),
+    ("email-inbox-delete", Supported),
+    ("email-inbox-forward", Supported),
+    ("email-inbox-forward-nl", Supported),
+    ("email-inbox-forward-nl-turk", Supported),
+    ("email-inbox-important", Supported),
+    ("email-inbox-nl-turk", Supported),
+    ("email-inbox-noscroll", Supported),
+    ("email-inbox-reply", Supported),
+    ("email-inbox-star-reply", Supported),
+    ("enter-date", Supported),
+    ("enter-password", Supported),
+    ("enter-text", Supported),
+    ("enter-text-2", Supported),
+    ("enter-text-dynamic", Supported),
+    ("enter-time", Supported),
+    ("find-greatest", Supported),
+    ("find-midpoint", CANVAS),
+    ("find-word", Supported),
+    ("focus-text", Supported),
+    ("focus-text-2", Supported),
+    ("form-sequence", Supported),
+    ("form-sequence-2", Supported),
+    ("form-sequence-3", Supported),
+    ("generate-number", Supported),
+    ("grid-coordinate", Supported),
+    ("guess-number", Supported),
+    ("highlight-text", SELECT_TEXT),
+    ("highlight-text-2", SELECT_TEXT),
+    ("hot-cold", Supported),
+    ("hover-shape", HOVER),
+    ("identify-shape", Supported),
+    ("login-user", Supported),
+    ("login-user-popup", Supported),
+    ("moving-items", MOVING),
+    ("multi-layouts", Supported),
+    ("multi-orderings", Supported),
+    ("navigate-tree", Supported),
+    ("number-checkboxes", Supported),
+    ("odd-or-even", Supported),
+    ("order-food", Supported),
+    ("phone-book", Supported),
+    ("read-table", Supported),
+    ("read-table-2", Supported),
+    ("resize-textarea", DRAG),
+    ("right-angle", CANVAS),
+    ("scroll-text", Supported),
+    ("scroll-text-2", Supported),
+    ("search-engine", Supported),
+    ("sign-agreement", Supported),
+    ("simon-says", MOVING),
+    ("simple-algebra", Supported),
+    ("simple-arithmetic", Supported),
+    ("social-media", Supported),
+    ("social-media-all", Supported),
+    ("social-media-some", Supported),
+    ("stock-market", MOVING),
+    ("terminal", Supported),
+    ("text-editor", SELECT_TEXT),
+    ("text-transform", Supported),
+    ("tic-tac-toe", Supported),
+    ("unicode-test", Supported),
+    ("use-autocomplete", Supported),
+    ("use-autocomplete-nodelay", Supported),
+    ("use-colorwheel", CANVAS),
+    ("use-colorwheel-2", CANVAS),
+    ("use-slider", DRAG),
+    ("use-slider-2", DRAG),
+    ("use-spinner", Supported),
+    ("visual-addition", Supported),
+];
+
+fn arg(name: &str) -> Option<String> {
+    let args: Vec<String> = std::env::args().collect();
+    args.iter()
+        .position(|a| a == name)
+        .and_then(|i| args.get(i + 1).cloned())
+}
+
+fn flag(name: &str) -> bool {
+    std::env::args().any(|a| a == name)
+}
+
+fn median(values: &[f64]) -> Option<f64> {
+    if values.is_empty() {
+        return None;
+    }
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let n = sorted.len();
+    Some(if n % 2 == 1 {
+        sorted[n / 2]
+    } else {
+        (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0
+    })
+}
+
+/// `target/` of this workspace.
+fn target_dir() -> PathBuf {
+    let binary = forager_binary();
+    binary
+        .parent()
+        .and_then(Path::parent)
+        .map(Path::to_path_buf)
+        .expect("the binary lives in target/<profile>/")
+}
+
+/// Downloads the package from PyPI (once) and unpacks it; returns its `html/` folder.
+fn install(target: &Path) -> PathBuf {
+    let root = target.join("miniwob");
+    let unpacked = root.join(format!("miniwob-{MINIWOB_VERSION}"));
+    let html = unpacked.join("miniwob").join("html");
+    if html.join("miniwob").join("click-button.html").exists() {
+        return html;
+    }
+    std::fs::create_dir_all(&root).expect("target/miniwob");
+    eprintln!(
+        "installing miniwob {MINIWOB_VERSION} from PyPI into {}",
+        root.display()
+    );
+    let status = Command::new("python3")
+        .args(["-m", "pip", "download", "--no-deps", "--quiet"])
+        .arg(format!("miniwob=={MINIWOB_VERSION}"))
+        .arg("-d")
+        .arg(&root)
+        .status()
+        .expect("python3 runs");
+    assert!(
+        status.success(),
+        "pip download miniwob=={MINIWOB_VERSION} failed"
+    );
+    let wheel = root.join(format!("miniwob-{MINIWOB_VERSION}-py3-none-any.whl"));
+    let status = Command::new("python3")
+        .args(["-m", "zipfile", "-e"])
+        .arg(&wheel)
+        .arg(&unpacked)
+        .status()
+        .expect("python3 runs");
+    assert!(status.success(), "unpacking {} failed", wheel.display());
+    assert!(html.exists(), "{} has no html folder", wheel.display());
+    html
+}
+
+/// The instruction of one episode: the page loaded in a tab with forager's determinism script
+/// and this seed, its START overlay clicked, the query read.
+async fn instruction(pool: &BrowserPool, url: &str, seed: u64) -> Result<(String, String), String> {
+    let (browser, _) = pool.browser().await.map_err(|e| e.to_string())?;
+    let guard = Arc::new(OriginGuard::new([url]));
+    let mut tab = Tab::open(
+        browser,
+        guard,
+        Arc::new(Mutex::new(NetworkLog::default())),
+        seed,
+        None,
+        Timeouts::default(),
+    )
+    .await
+    .map_err(|e| e.to_string())?;
+    let read = async {
+        tab.navigate(url).await?;
+        tab.settle().await?;
+        // START clicked as forager clicks it: real mouse events (a synthetic `.click()` is
+        // not what every page's handlers answer the same way).
+        let cover = tab
+            .observation()
+            .await?
+            .elements
+            .into_iter()
+            .find(|e| e.name == "START")
+            .ok_or_else(|| EnvError::TargetMissing("the START overlay".into()))?;
+        let target = Target {
+            locators: cover.locators,
+            role: cover.role,
+            name: cover.name,
+        };
+        tab.click(&target, "START").await?;
+        tab.settle().await?;
+        let query = tab
+            // The natural-language tasks answer an object (`utterance` and its fields), as
+            // MiniWoB++'s own Python environment reads it.
+            .evaluate(
+                "(u => typeof u === 'string' ? u : u.utterance)(core.getUtterance())".into(),
+                false,
+            )
+            .await?
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
+        let observation = tab.observation().await?;
+        let seen = observation
+            .elements
+            .iter()
+            .map(|e| format!("{} {:?}", e.role, e.name))
+            .collect::<Vec<_>>()
+            .join(", ");
+        Ok::<_, EnvError>((query, seen))
+    }
+    .await;
+    tab.close().await;
+    read.map_err(|e| e.to_string())
+}
+
+/// One episode's outcome.
+#[derive(Debug, Clone)]
+struct Episode {
+    task: String,
+    seed: u64,
+    instruction: String,
+    passed: bool,
+    reason: String,
+    actions: u64,
+    replayed: u64,
+    steps: usize,
+    wall_ms: u64,
+}
+
+impl Episode {
+    fn to_json(&self) -> serde_json::Value {
+        json!({
+            "task": self.task, "seed": self.seed, "instruction": self.instruction,
+            "passed": self.passed, "reason": self.reason, "actions": self.actions,
+            "replayed": self.replayed, "steps": self.steps, "wall_ms": self.wall_ms,
+        })
+    }
+
+    fn from_json(value: &serde_json::Value) -> Option<Episode> {
+        Some(Episode {
+            task: value.get("task")?.as_str()?.to_owned(),
+            seed: value.get("seed")?.as_u64()?,
+            instruction: value.get("instruction")?.as_str()?.to_owned(),
+            passed: value.get("passed")?.as_bool()?,
+            reason: value.get("reason")?.as_str()?.to_owned(),
+            actions: value.get("actions")?.as_u64()?,
+            replayed: value.get("replayed")?.as_u64()?,
+            steps: value.get("steps")?.as_u64()? as usize,
+            wall_ms: value.get("wall_ms")?.as_u64()?,
+        })
+    }
+}
+
+struct Settings {
+    budget: u32,
+    timeout: u64,
+}
+
+/// Runs `forager explore` on one episode.
+fn explore(
+    binary: &Path,
+    url: &str,
+    task: &str,
+    seed: u64,
+    goal: &str,
+    settings: &Settings,
+    out: &Path,
+) -> Episode {
+    let run_dir = out.join("runs").join(task).join(seed.to_string());
+    let _ = std::fs::remove_dir_all(&run_dir);
+    let started = Instant::now();
+    let output = Command::new(binary)
+        .arg("explore")
+        .args(["--url", url, "--goal", goal])
+        .args(["--success-js", SUCCESS, "--fail-js", FAILURE])
+        .args(["--resettable", "--risk-ceiling", "7"])
+        .args(["--seed", &seed.to_string()])
+        .args(["--budget", &settings.budget.to_string()])
+        .args(["--timeout", &settings.timeout.to_string()])
+        .arg("--json")
+        .arg("--out")
+        .arg(&run_dir)
+        .output()
+        .expect("forager runs");
+    let wall_ms = started.elapsed().as_millis() as u64;
+    let result: Option<RunResult> = serde_json::from_slice(&output.stdout).ok();
+    match result {
+        Some(result) => Episode {
+            task: task.to_owned(),
+            seed,
+            instruction: goal.to_owned(),
+            passed: result.status == forager_protocol::result::Status::Pass,
+            reason: result
+                .error
+                .as_ref()
+                .map(|e| e.reason.as_str().to_owned())
+                .unwrap_or_default(),
+            actions: u64::from(result.metrics.actions),
+            replayed: result.metrics.replayed_actions,
+            steps: result.steps.len(),
+            wall_ms,
+        },
+        None => Episode {
+            task: task.to_owned(),
+            seed,
+            instruction: goal.to_owned(),
+            passed: false,
+            reason: format!(
+                "no result (exit {:?}): {}",
+                output.status.code(),
+                String::from_utf8_lossy(&output.stderr)
+                    .lines()
+                    .last()
+                    .unwrap_or("")
+            ),
+            actions: 0,
+            replayed: 0,
+            steps: 0,
+            wall_ms,
+        },
+    }
+}
+
+fn table(episodes: &[Episode], tasks: &[&str]) -> String {
+    let mut by_task: BTreeMap<&str, Vec<&Episode>> = BTreeMap::new();
+    for e in episodes {
+        by_task.entry(e.task.as_str()).or_default().push(e);
+    }
+    let mut out = String::from(
+        "| task | success | median actions (executed / replayed) | median steps | median wall time |\n|---|---|---|---|---|\n",
+    );
+    let (mut passed, mut total, mut at_least_half, mut measured) = (0usize, 0usize, 0usize, 0usize);
+    for task in tasks {
+        let Some(runs) = by_task.get(task) else {
+            continue;
+        };
+        let wins = runs.iter().filter(|e| e.passed).count();
+        passed += wins;
+        total += runs.len();
+        measured += 1;
+        if wins * 2 >= runs.len() {
+            at_least_half += 1;
+        }
+        let won: Vec<&&Episode> = runs.iter().filter(|e| e.passed).collect();
+        let med = |f: &dyn Fn(&Episode) -> f64| {
+            median(&won.iter().map(|e| f(e)).collect::<Vec<_>>())
+                .map_or("–".to_owned(), |m| format!("{m:.0}"))
+        };
+        let wall = median(
+            &runs
+                .iter()
+                .map(|e| e.wall_ms as f64 / 1000.0)
+                .collect::<Vec<_>>(),
+        )
+        .unwrap_or(0.0);
+        out.push_str(&format!(
+            "| {task} | {wins}/{} | {} / {} | {} | {wall:.1} s |\n",
+            runs.len(),
+            med(&|e| e.actions as f64),
+            med(&|e| e.replayed as f64),
+            med(&|e| e.steps as f64),
+        ));
+    }
+    out.push_str(&format!(
+        "\nOverall: {passed}/{total} episodes ({:.1}%) over {measured} tasks; {at_least_half} tasks at ≥ 50%.\n",
+        100.0 * passed as f64 / total.max(1) as f64
+    ));
+    out
+}
+
+#[tokio::main(flavor = "multi_thread")]
+async fn main() {
+    let target = target_dir();
+    let html = install(&target);
+    let fixture = sites::serve(
+        axum::Router::new().fallback_service(tower_http::services::ServeDir::new(&html)),
+    )
+    .await;
+    let seeds: u64 = arg("--seeds").map_or(10, |s| s.parse().expect("--seeds N"));
+    let settings = Settings {
+        budget: arg("--budget").map_or(200, |s| s.parse().expect("--budget N")),
+        timeout: arg("--timeout").map_or(120, |s| s.parse().expect("--timeout SECS")),
+    };
+    let out = arg("--out").map_or_else(|| target.join("miniwob").join("results"), PathBuf::from);
+    std::fs::create_dir_all(&out).expect("the output directory");
+    let chosen: Vec<&str> = match arg("--tasks") {
+        Some(list) => list
+            .split(',')
+            .map(|t| {
+                TASKS
+                    .iter()
+                    .find(|(name, _)| *name == t.trim())
+                    .unwrap_or_else(|| panic!("unknown task {t}"))
+                    .0
+            })
+            .collect(),
+        None => TASKS
+            .iter()
+            .filter(|(_, s)| flag("--all") || matches!(s, Supported))
+            .map(|(name, _)| *name)
+            .collect(),
+    };
+    let pool = BrowserPool::new(BrowserOptions::default());
+
+    if flag("--survey") {
+        for task in &chosen {
+            let url = fixture.url(&format!("/miniwob/{task}.html"));
+            match instruction(&pool, &url, 1).await {
+                Ok((query, seen)) => println!("{task}: {query}\n    sees: {seen}"),
+                Err(error) => println!("{task}: ERROR {error}"),
+            }
+        }
+        pool.shutdown().await;
+        return;
+    }
+
+    let journal = out.join("episodes.jsonl");
+    let mut episodes: Vec<Episode> = Vec::new();
+    if flag("--resume") {
+        if let Ok(text) = std::fs::read_to_string(&journal) {
+            episodes = text
+                .lines()
+                .filter_map(|l| serde_json::from_str(l).ok())
+                .filter_map(|v| Episode::from_json(&v))
+                .collect();
+        }
+    } else {
+        let _ = std::fs::remove_file(&journal);
+    }
+    let binary = forager_binary();
+    let mut log = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&journal)
+        .expect("episodes.jsonl");
+    let started = Instant::now();
+    let total = chosen.len() as u64 * seeds;
+    let mut done = 0u64;
+    for task in &chosen {
+        let url = fixture.url(&format!("/miniwob/{task}.html"));
+        for seed in 1..=seeds {
+            done += 1;
+            if episodes.iter().any(|e| e.task == *task && e.seed == seed) {
+                continue;
+            }
+            let goal = match instruction(&pool, &url, seed).await {
+                Ok((query, _)) => query,
+                Err(error) => {
+                    eprintln!("{task} seed {seed}: no instruction: {error}");
+                    continue;
+                }
+            };
+            let episode = tokio::task::block_in_place(|| {
+                explore(&binary, &url, task, seed, &goal, &settings, &out)
+            });
+            eprintln!(
+                "[{done}/{total} {:.0}s] {task} seed {seed}: {} in {} actions, {:.1} s  ({goal})",
+                started.elapsed().as_secs_f64(),
+                if episode.passed {
+                    "pass"
+                } else {
+                    &episode.reason
+                },
+                episode.actions,
+                episode.wall_ms as f64 / 1000.0
+            );
+            writeln!(log, "{}", episode.to_json()).expect("episodes.jsonl is writable");
+            episodes.push(episode);
+        }
+    }
+    pool.shutdown().await;
+    let mut text = table(&episodes, &chosen);
+    text.push_str("\nNot run (forager has no action for what they ask):\n\n");
+    for (task, support) in TASKS {
+        if let Excluded(reason) = support {
+            text.push_str(&format!("- {task}: {reason}\n"));
+        }
+    }
+    println!("{text}");
+    std::fs::write(out.join("table.md"), &text).expect("table.md");
+}

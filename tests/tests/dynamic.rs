@@ -1,0 +1,196 @@
+//! Actions on pages that generate their content in script: the patterns of the MiniWoB++
+//! benchmark, each on its own fixture page (`sites::dynamic`), searched end to end by the real
+//! binary in real Chromium. Every page sets `window.REWARD = 1` when its task is done and
+//! `window.FAILED = true` when a wrong move ended it; the runs use those as success and
+//! failure predicates, declare the page a sandbox (`--resettable`, ceiling 7: its buttons are
+//! called "Submit") and must pass, reproduced by a second node.
+//!
+//! What each page caught, before the change that made it pass: `overlay` (a success whose
+//! page looks like the one before it was pruned as "no progress"), `tabs` (in-page `#anchor`
+//! links were taken for links to the page itself and never clicked; a panel switch changed
+//! nothing the fingerprint saw), `collapsible` and `mouse` (elements that only a page's
+//! listeners make clickable were never proposed), `dialog` (the icon without text; the
+//! covered button was proposed and failed), `typed` (a field outside a form could only be
+//! typed into with Enter, and its value was not part of the state), `choices` (a wrong
+//! submission was not a dead end), `scroll-list` (items below the fold of their container),
+//! `edge` (a control half outside its clipping box was clicked outside it). `rerender` (new
+//! elements on every render) passed before and guards the locators.
+
+use forager_protocol::result::{RunResult, Status};
+use forager_tests::sites::{self, Fixture};
+use forager_tests::{Run, forager};
+
+async fn run(fixture: &Fixture, test: &str, path: &str, goal: &str, budget: &str) -> Run {
+    forager(
+        test,
+        &[
+            "--url",
+            &fixture.url(path),
+            "--goal",
+            goal,
+            "--success-js",
+            "window.REWARD === 1",
+            "--fail-js",
+            "window.FAILED === true",
+            "--resettable",
+            "--risk-ceiling",
+            "7",
+            "--budget",
+            budget,
+        ],
+    )
+    .await
+}
+
+fn passed(run: &Run) -> &RunResult {
+    let result = run
+        .result
+        .as_ref()
+        .unwrap_or_else(|| panic!("no result document; stderr: {}", run.stderr));
+    assert_eq!(
+        result.status,
+        Status::Pass,
+        "expected pass: {:?}\n{}",
+        result.error,
+        run.stderr
+    );
+    result
+}
+
+fn labels(result: &RunResult) -> Vec<&str> {
+    result.steps.iter().map(|s| s.label.as_str()).collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn content_generated_after_an_overlay_click() {
+    let site = sites::serve(sites::dynamic()).await;
+    let run = run(
+        &site,
+        "dyn-overlay",
+        "/overlay",
+        "Click the \"Blue\" button",
+        "40",
+    )
+    .await;
+    let result = passed(&run);
+    assert_eq!(labels(result), ["click \"Begin\"", "click \"Blue\""]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tabs_with_in_page_anchors() {
+    let site = sites::serve(sites::dynamic()).await;
+    let goal = "Switch tabs to find the word \"Zephyr\" and click it";
+    let run = run(&site, "dyn-tabs", "/tabs", goal, "40").await;
+    let result = passed(&run);
+    assert_eq!(labels(result), ["click \"Third\"", "click \"Zephyr\""]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn collapsible_sections_with_listening_headers() {
+    let site = sites::serve(sites::dynamic()).await;
+    let goal = "Open the second section and press Submit";
+    let run = run(&site, "dyn-collapsible", "/collapsible", goal, "40").await;
+    let result = passed(&run);
+    assert_eq!(
+        labels(result),
+        ["click \"Section two\"", "click \"Submit\""]
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_modal_dialog_closed_by_an_icon() {
+    let site = sites::serve(sites::dynamic()).await;
+    let goal = "Close the dialog, then press Continue";
+    let run = run(&site, "dyn-dialog", "/dialog", goal, "40").await;
+    let result = passed(&run);
+    // The icon has no text: its classes name it.
+    assert_eq!(
+        labels(result),
+        ["click \"close icon\"", "click \"Continue\""]
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn checkboxes_and_a_radio_group_checked_on_submit() {
+    let site = sites::serve(sites::dynamic()).await;
+    let goal = "Check \"Beta\" and \"Delta\", choose \"Large\" and press Submit";
+    let run = run(&site, "dyn-choices", "/choices", goal, "200").await;
+    let result = passed(&run);
+    let mut chosen = labels(result);
+    assert_eq!(chosen.pop(), Some("click \"Submit\""));
+    chosen.sort_unstable();
+    assert_eq!(
+        chosen,
+        ["click \"Beta\"", "click \"Delta\"", "click \"Large\""]
+    );
+    // Wrong submissions were dead ends, not states to search past: the trees the nodes
+    // reported say so.
+    let journal = std::fs::read_to_string(run.out.join("events.jsonl")).expect("the event log");
+    assert!(
+        journal.contains("\"status\":\"dead_end\""),
+        "no dead end recorded"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn text_checked_when_its_button_is_pressed() {
+    let site = sites::serve(sites::dynamic()).await;
+    let goal = "Type \"walnut\" into the Word box and press Check";
+    let run = run(&site, "dyn-typed", "/typed", goal, "40").await;
+    let result = passed(&run);
+    let last = result.steps.last().expect("a step");
+    assert!(last.label.contains("walnut"), "{:?}", labels(result));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_list_that_scrolls_inside_its_container() {
+    let site = sites::serve(sites::dynamic()).await;
+    let run = run(
+        &site,
+        "dyn-scroll",
+        "/scroll-list",
+        "Click \"Quokka\" in the list",
+        "40",
+    )
+    .await;
+    let result = passed(&run);
+    assert_eq!(labels(result), ["click \"Quokka\""]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn widgets_that_listen_to_mousedown_and_mouseup() {
+    let site = sites::serve(sites::dynamic()).await;
+    let run = run(
+        &site,
+        "dyn-mouse",
+        "/mouse",
+        "Turn the switch on, then Save",
+        "40",
+    )
+    .await;
+    let result = passed(&run);
+    assert_eq!(labels(result), ["click \"off\"", "click \"Save\""]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_control_half_outside_its_clipping_box() {
+    let site = sites::serve(sites::dynamic()).await;
+    let run = run(&site, "dyn-edge", "/edge", "Press the \"Far\" button", "40").await;
+    let result = passed(&run);
+    assert_eq!(labels(result), ["click \"Far\""]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn elements_recreated_on_every_render() {
+    let site = sites::serve(sites::dynamic()).await;
+    let run = run(
+        &site,
+        "dyn-rerender",
+        "/rerender",
+        "Click \"Alpha\", then \"Gamma\"",
+        "60",
+    )
+    .await;
+    let result = passed(&run);
+    assert_eq!(labels(result), ["click \"Alpha\"", "click \"Gamma\""]);
+}
