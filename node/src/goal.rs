@@ -57,6 +57,9 @@ pub struct GoalReading {
     pub quoted: Vec<Quoted>,
     /// Unquoted tokens with digits (a date, a time with its AM/PM, an amount, a code).
     pub tokens: Vec<String>,
+    /// Unquoted names: capitalised words inside a sentence ("forward that email to Malva"),
+    /// each with the two words before it (what it is for: "email to").
+    pub names: Vec<Quoted>,
     /// Positions the goal points at.
     pub positions: Vec<Position>,
     /// The case typed text should have, if the goal says.
@@ -114,8 +117,30 @@ impl GoalReading {
         let words: Vec<&str> = goal.split_whitespace().collect();
         let mut tokens: Vec<String> = Vec::new();
         let mut positions = Vec::new();
+        let mut names: Vec<Quoted> = Vec::new();
         for (i, raw) in words.iter().enumerate() {
             let word = trim_punctuation(raw);
+            let sentence_start = i == 0
+                || words[i - 1].ends_with(['.', '!', '?', ':'])
+                || words[i - 1].starts_with('"');
+            let capitalised = word.chars().next().is_some_and(char::is_uppercase)
+                && word.chars().skip(1).any(char::is_lowercase)
+                && word.chars().all(char::is_alphabetic);
+            if capitalised
+                && !sentence_start
+                && !quoted.iter().any(|q| q.text.contains(word))
+                && !names.iter().any(|n| n.text == word)
+            {
+                let context = words[i.saturating_sub(2)..i]
+                    .iter()
+                    .map(|w| trim_punctuation(w))
+                    .collect::<Vec<_>>()
+                    .join(" ");
+                names.push(Quoted {
+                    text: word.to_owned(),
+                    context,
+                });
+            }
             if let Some(ordinal) = ordinal(word) {
                 let kind: Vec<String> = words[i + 1..]
                     .iter()
@@ -153,6 +178,7 @@ impl GoalReading {
         GoalReading {
             quoted,
             tokens,
+            names,
             positions,
             case,
         }
@@ -238,6 +264,33 @@ mod tests {
         let goal = GoalReading::of("Don't click 'Buy' or the user's \u{201c}Save\u{201d}");
         let texts: Vec<&str> = goal.quoted.iter().map(|q| q.text.as_str()).collect();
         assert_eq!(texts, ["Save", "Buy"]);
+    }
+
+    #[test]
+    fn names_inside_a_sentence_are_values_too() {
+        let goal = GoalReading::of(
+            "Find the email by Wilhelmina and forward that email to Malva. Then Submit \"Ok Go\".",
+        );
+        let pairs: Vec<(&str, &str)> = goal
+            .names
+            .iter()
+            .map(|n| (n.text.as_str(), n.context.as_str()))
+            .collect();
+        // "Find" and "Then" start sentences, "Ok" is quoted; a control's name ("Submit") is
+        // read too, and the policy leaves out what names a control on the page.
+        assert_eq!(
+            pairs,
+            [
+                ("Wilhelmina", "email by"),
+                ("Malva", "email to"),
+                ("Submit", "Malva Then")
+            ]
+        );
+        assert!(
+            GoalReading::of("Click button ONE, then TWO.")
+                .names
+                .is_empty()
+        );
     }
 
     #[test]

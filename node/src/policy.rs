@@ -599,6 +599,17 @@ impl<E: Embedder> DefaultPolicy<E> {
         for token in &reading.tokens {
             literal(token.clone(), token.clone());
         }
+        for name in &reading.names {
+            // "press Submit" names a control, not a value.
+            if observation
+                .elements
+                .iter()
+                .any(|e| e.name.eq_ignore_ascii_case(&name.text))
+            {
+                continue;
+            }
+            literal(name.text.clone(), format!("{} {}", name.context, name.text));
+        }
         let field_names: Vec<SparseVector> = observation
             .elements
             .iter()

@@ -635,6 +635,24 @@ async fn run_branch<E: Environment<Action = Action>>(
     let mut search = search;
     // Depths on the wire count from the start URL; this tree's from the branch root.
     let below_root = state.env.prefix.len() as u32;
+    // Another branch owns this branch's page (two first actions that lead to the same state,
+    // as typing with and without Enter often do): everything below it is searched there.
+    let root_succeeded = search
+        .nodes()
+        .next()
+        .is_some_and(|root| matches!(root.status, NodeStatus::Success));
+    if let Some((_, root)) = state.env.prefix.last()
+        && !root_succeeded
+        && assignment
+            .known_states
+            .iter()
+            .any(|k| k.fingerprint == *root && k.depth <= below_root)
+    {
+        report.error = Some("another branch reaches this branch's page".into());
+        report.exhausted = true;
+        state.search = Some(search);
+        return report;
+    }
     search.learn_locations(
         assignment
             .known_locations
@@ -693,6 +711,16 @@ async fn run_branch<E: Environment<Action = Action>>(
         })
         .filter(|k| given.get(&k.fingerprint).is_none_or(|&d| k.depth < d))
         .collect();
+    // The branch's own page too (the tree lists what is below it), so that another branch
+    // reaching the same page can leave it to this one.
+    if let Some((_, root)) = state.env.prefix.last()
+        && given.get(root).is_none_or(|&d| below_root < d)
+    {
+        report.states.push(KnownState {
+            fingerprint: *root,
+            depth: below_root,
+        });
+    }
     // Shallowest first (the queen keeps as many as the actions spent), in a stable order.
     report.states.sort_by_key(|k| (k.depth, k.fingerprint));
     report.visits = visits_after.saturating_sub(visits_before);

@@ -1187,4 +1187,54 @@ pub fn dynamic() -> Router<Arc<Counters>> {
                 )
             }),
         )
+        // An autocomplete that answers typing after a 300 ms delay (jQuery UI's default): the
+        // suggestion to click exists only once that timer has run.
+        .route(
+            "/autocomplete",
+            get(|| async {
+                widget_page(
+                    "Autocomplete",
+                    "<label for=tags>Tags: </label><input id=tags><ul id=menu></ul>\
+                     <button id=go>Submit</button>",
+                    "const names = ['Latvia', 'Lithuania', 'Liechtenstein', 'Estonia', 'Lesotho'];\
+                     const input = document.getElementById('tags');\
+                     const menu = document.getElementById('menu');\
+                     let pending = null;\
+                     input.addEventListener('input', () => {\
+                       clearTimeout(pending);\
+                       pending = setTimeout(() => {\
+                         menu.innerHTML = '';\
+                         const typed = input.value.toLowerCase();\
+                         if (!typed) return;\
+                         for (const name of names.filter((n) => n.toLowerCase().startsWith(typed))) {\
+                           const item = document.createElement('li');\
+                           item.textContent = name;\
+                           item.addEventListener('click', () => { input.value = name; menu.innerHTML = ''; });\
+                           menu.appendChild(item);\
+                         }\
+                       }, 300);\
+                     });\
+                     document.getElementById('go').addEventListener('click', () =>\
+                       input.value === 'Lithuania' ? win() : lose());",
+                )
+            }),
+        )
+        // A list that holds several choices at once (`<select multiple>`), checked on submit.
+        .route(
+            "/multiple",
+            get(|| async {
+                widget_page(
+                    "Multiple",
+                    "<select id=options multiple style='height:60px'>\
+                     <option>Fayette</option><option>Danit</option><option>Claudie</option>\
+                     <option>Fay</option><option>Malva</option></select>\
+                     <button id=go>Submit</button>",
+                    "document.getElementById('go').addEventListener('click', () => {\
+                       const chosen = Array.from(document.getElementById('options').selectedOptions)\
+                         .map((o) => o.value).sort().join();\
+                       chosen === 'Claudie,Fayette' ? win() : lose();\
+                     });",
+                )
+            }),
+        )
 }

@@ -14,7 +14,9 @@
 //! typed into with Enter, and its value was not part of the state), `choices` (a wrong
 //! submission was not a dead end), `scroll-list` (items below the fold of their container),
 //! `edge` (a control half outside its clipping box was clicked outside it). `rerender` (new
-//! elements on every render) passed before and guards the locators.
+//! elements on every render) passed before and guards the locators. `autocomplete` (the
+//! suggestions came 300 ms after typing, after the page had been taken as settled) and
+//! `multiple` (a multiple-choice list had no action) came later, from the same benchmark.
 
 use forager_protocol::result::{RunResult, Status};
 use forager_tests::sites::{self, Fixture};
@@ -193,4 +195,26 @@ async fn elements_recreated_on_every_render() {
     .await;
     let result = passed(&run);
     assert_eq!(labels(result), ["click \"Alpha\"", "click \"Gamma\""]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn suggestions_that_come_after_a_delay() {
+    let site = sites::serve(sites::dynamic()).await;
+    let goal = "Enter an item that starts with \"Lith\" and ends with \"ania\", then Submit";
+    let run = run(&site, "dyn-autocomplete", "/autocomplete", goal, "150").await;
+    let result = passed(&run);
+    assert!(
+        labels(result).contains(&"click \"Lithuania\""),
+        "{:?}",
+        labels(result)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_list_that_holds_several_choices() {
+    let site = sites::serve(sites::dynamic()).await;
+    let goal = "Select Fayette, Claudie from the scroll list and click Submit.";
+    let run = run(&site, "dyn-multiple", "/multiple", goal, "40").await;
+    let result = passed(&run);
+    assert_eq!(result.steps.len(), 2, "{:?}", labels(result));
 }

@@ -606,8 +606,14 @@ impl ChromiumEnv {
             // page is where it was (a click on a text field, on plain text): the tab stays at
             // its state, so that state can still be restored from it. If one ran, the change
             // is in the page's script (a button that must be pressed first): a hidden change.
+            // Typing a value a field already holds is never a hidden change, whatever the
+            // page's input handlers did (an autocomplete redraws the same suggestions).
+            let typed_only = matches!(
+                action,
+                Action::Fill { enter: false, .. } | Action::Select { .. }
+            );
             let handled_after = live.tab.handled().await.unwrap_or(handled_before);
-            if handled_after == handled_before {
+            if handled_after == handled_before || typed_only {
                 live.observation = observation;
                 live.proposals = proposals;
                 self.current = Some(live);

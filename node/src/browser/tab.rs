@@ -591,6 +591,19 @@ impl Tab {
         Ok(value.as_u64().unwrap_or(0))
     }
 
+    /// How long until the next timer that real input caused runs, if one is due within a
+    /// second (read from the determinism script; `None` when none is or it cannot be read).
+    async fn soon(&self) -> Option<Duration> {
+        let value = self
+            .evaluate("(window[Symbol.for('forager.soon')] ?? -1)".into(), false)
+            .await
+            .ok()?;
+        let left = value
+            .as_f64()
+            .filter(|left| left.is_finite() && *left >= 0.0)?;
+        Some(Duration::from_secs_f64(left.min(1000.0) / 1000.0))
+    }
+
     /// Observes the page (raw form).
     pub(crate) async fn observe_raw(&self) -> Result<RawObservation, EnvError> {
         let script = format!("(() => {{\n{PRELUDE}\n{OBSERVE}\n}})()");
@@ -861,7 +874,20 @@ impl Tab {
                         new_document |= state.new_document;
                         let stable = last_nodes == Some(state.nodes);
                         if state.ready == "complete" && stable {
-                            return Ok(new_document);
+                            // A timer the action caused is about to run (an autocomplete's
+                            // delay): wait for it, within the settle limit.
+                            match self.soon().await {
+                                Some(left) if started.elapsed() + left < self.timeouts.settle => {
+                                    tokio::time::sleep(
+                                        left.min(Duration::from_millis(250))
+                                            + Duration::from_millis(10),
+                                    )
+                                    .await;
+                                    last_nodes = None;
+                                    continue;
+                                }
+                                _ => return Ok(new_document),
+                            }
                         }
                         last_nodes = Some(state.nodes);
                     }

@@ -63,6 +63,13 @@
   let sequence = 0;
   let nextId = 1;
   let armed = null; // the real timer or message that will run the head, and its due time
+  // Timers caused by real input: created while a handler ran for a trusted event (`inInput`),
+  // or by such a timer's callback (up to three generations, so a poll loop is not followed
+  // forever). A page that answers typing after a delay (an autocomplete's 300 ms) is not settled
+  // until they have run; `forager.soon` says how long the next one has to go (-1: none soon).
+  let inInput = 0;
+  let runningCause = 0;
+  const SOON_MS = 1000;
   const before = (a, b) => a.due < b.due || (a.due === b.due && a.seq < b.seq);
   const push = (timer) => {
     heap.push(timer);
@@ -121,10 +128,13 @@
     } else {
       live.delete(timer.id);
     }
+    runningCause = timer.caused;
     try {
       timer.callback.apply(window, timer.args);
     } catch (error) {
       if (typeof reportError === "function") reportError(error);
+    } finally {
+      runningCause = 0;
     }
     arm();
   };
@@ -132,7 +142,8 @@
   const add = (callback, delay, args, interval) => {
     const fn = typeof callback === "function" ? callback : () => (0, eval)(String(callback));
     const ms = Math.max(interval ? 1 : 0, Number(delay) || 0);
-    const timer = { id: nextId++, due: virtual + ms, seq: sequence++, delay: ms, callback: fn, args, interval, cancelled: false };
+    const caused = interval ? 0 : inInput > 0 ? 1 : runningCause > 0 && runningCause < 3 ? runningCause + 1 : 0;
+    const timer = { id: nextId++, due: virtual + ms, seq: sequence++, delay: ms, callback: fn, args, interval, cancelled: false, caused };
     live.set(timer.id, timer);
     push(timer);
     arm();
@@ -145,6 +156,19 @@
       live.delete(id);
     }
   };
+  try {
+    Object.defineProperty(window, Symbol.for("forager.soon"), {
+      get: () => {
+        let soonest = -1;
+        for (const timer of live.values()) {
+          const left = Math.max(0, timer.due - virtual);
+          if (timer.caused && !timer.cancelled && left <= SOON_MS && (soonest < 0 || left < soonest)) soonest = left;
+        }
+        return soonest;
+      },
+      configurable: false,
+    });
+  } catch (e) {}
   define(window, "setTimeout", (callback, delay, ...args) => add(callback, delay, args, false));
   define(window, "setInterval", (callback, delay, ...args) => add(callback, delay, args, true));
   define(window, "clearTimeout", cancel);
@@ -199,8 +223,16 @@
     let wrapper = wrappers.get(listener);
     if (!wrapper) {
       wrapper = function (event) {
-        if (event && event.isTrusted) handled += 1;
-        return typeof listener === "function" ? listener.apply(this, arguments) : listener.handleEvent(event);
+        const trusted = Boolean(event && event.isTrusted);
+        if (trusted) {
+          handled += 1;
+          inInput += 1;
+        }
+        try {
+          return typeof listener === "function" ? listener.apply(this, arguments) : listener.handleEvent(event);
+        } finally {
+          if (trusted) inInput -= 1;
+        }
       };
       wrappers.set(listener, wrapper);
     }

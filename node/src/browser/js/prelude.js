@@ -289,6 +289,10 @@ const covered = (el) => {
 // ("trash", "star"): letters only, no generated hashes.
 const classWords = (el) => {
   const raw = typeof el.className === "string" ? el.className : (el.getAttribute("class") || "");
+  // The class names first; an id (`send-reply`) when they say nothing.
+  return tokenWords(raw) || tokenWords(el.id || "");
+};
+const tokenWords = (raw) => {
   const words = [];
   for (const token of raw.split(/\s+/)) {
     if (!token || /\d/.test(token) || token.length > 24) continue;
