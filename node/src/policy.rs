@@ -166,17 +166,39 @@ fn goal_progress(observation: &Observation, reading: &GoalReading, goal: &str) -
             (false, false) => {}
         }
     }
+    // A value typed into a search box is progress only when the goal is to search: otherwise
+    // the reply text in the inbox's search field looks like a reply half written.
+    let searching = goal_text.contains(" search ");
     let held: Vec<&str> = observation
         .values
         .iter()
         .filter(|v| v.kind == PageValueKind::Field)
+        .filter(|v| searching || !v.label.to_lowercase().contains("search"))
         .map(|v| v.value.as_str())
         .collect();
+    // A name the page shows is there to be found ("the email by Andria"); one it does not
+    // show is there to be typed ("forward it to Ibby").
+    let shown = |name: &str| {
+        let name = name.to_lowercase();
+        observation
+            .elements
+            .iter()
+            .map(|e| e.name.as_str())
+            .chain(std::iter::once(observation.text_excerpt.as_str()))
+            .any(|text| crate::embed::words(text).any(|w| w == name))
+    };
     let literals = reading
         .quoted
         .iter()
         .map(|q| reading.cased(&q.text))
-        .chain(reading.tokens.iter().cloned());
+        .chain(reading.tokens.iter().cloned())
+        .chain(
+            reading
+                .names
+                .iter()
+                .filter(|n| !shown(&n.text))
+                .map(|n| n.text.clone()),
+        );
     for literal in literals {
         // Only values some field on this page could hold count.
         if !observation.elements.iter().any(is_text_field) {
@@ -800,7 +822,7 @@ mod tests {
     use super::*;
     use forager_protocol::Locator;
     use forager_protocol::fingerprint::Fingerprint;
-    use forager_protocol::observation::FormContext;
+    use forager_protocol::observation::{FormContext, PageValue};
 
     fn element(role: &str, name: &str) -> Element {
         Element {
@@ -877,6 +899,34 @@ mod tests {
         let sum: f64 = proposals.candidates.iter().map(|c| c.prior).sum();
         assert!((sum - 1.0).abs() < 1e-9);
         assert!(proposals.candidates.iter().all(|c| c.target.is_some()));
+    }
+
+    #[test]
+    fn text_typed_into_a_search_box_is_progress_only_when_the_goal_is_to_search() {
+        let typed_into = |label: &str| {
+            let mut field = element("textbox", label);
+            field.tag = "input".into();
+            field.input_type = "text".into();
+            // The sender is shown (found, not typed).
+            let mut observation = page(vec![element("heading", "From Andria"), field]);
+            observation.values = vec![PageValue {
+                label: label.into(),
+                value: "Varius. Morbi.".into(),
+                kind: PageValueKind::Field,
+            }];
+            observation
+        };
+        let reply = "Find the email by Andria and reply to them with the text \"Varius. Morbi.\".";
+        let progress = |observation: &Observation, goal: &str| {
+            goal_progress(observation, &GoalReading::of(goal), goal).expect("a value is wanted")
+        };
+        assert_eq!(progress(&typed_into("Message"), reply), 1.0);
+        assert_eq!(progress(&typed_into("Search"), reply), 0.0);
+        let search = "Search for \"Varius. Morbi.\" and open the first result";
+        assert_eq!(progress(&typed_into("Search"), search), 1.0);
+        // A name the page does not show is a value to type.
+        let forward = "Find the email by Andria and forward that email to Ibby.";
+        assert_eq!(progress(&typed_into("to"), forward), 0.0);
     }
 
     #[test]

@@ -116,7 +116,7 @@ async fn a_modal_dialog_closed_by_an_icon() {
 async fn checkboxes_and_a_radio_group_checked_on_submit() {
     let site = sites::serve(sites::dynamic()).await;
     let goal = "Check \"Beta\" and \"Delta\", choose \"Large\" and press Submit";
-    let run = run(&site, "dyn-choices", "/choices", goal, "200").await;
+    let run = run(&site, "dyn-choices", "/choices", goal, "400").await;
     let result = passed(&run);
     let mut chosen = labels(result);
     assert_eq!(chosen.pop(), Some("click \"Submit\""));
