@@ -336,22 +336,12 @@ impl<E: Embedder> Policy for DefaultPolicy<E> {
             };
             let risk = risk::classify(ActionShape::Click, &context);
             let affinity = self.affinity(&goal, element) + positions[index];
-            scored.push((
-                Candidate {
-                    action: Action::Click {
-                        target: target_of(element),
-                    },
-                    prior: 0.0,
-                    risk,
-                    key: action_key(&format!("click {} {}", element.role, element.name)),
-                    target: element
-                        .href
-                        .as_deref()
-                        .filter(|href| leaves_page(href, &observation.url))
-                        .map(location_of),
-                },
-                affinity,
-            ));
+            let target = element
+                .href
+                .as_deref()
+                .filter(|href| leaves_page(href, &observation.url))
+                .map(location_of);
+            scored.push((click_candidate(element, risk, target), affinity));
         }
 
         // Text fields can be clicked too (focus, or a widget such as a date picker opens),
@@ -370,15 +360,7 @@ impl<E: Embedder> Policy for DefaultPolicy<E> {
                 },
             );
             scored.push((
-                Candidate {
-                    action: Action::Click {
-                        target: target_of(element),
-                    },
-                    prior: 0.0,
-                    risk,
-                    key: action_key(&format!("click {} {}", element.role, element.name)),
-                    target: None,
-                },
+                click_candidate(element, risk, None),
                 0.3 * self.affinity(&goal, element) + positions[index],
             ));
         }
@@ -792,6 +774,19 @@ impl<E: Embedder> DefaultPolicy<E> {
         assignment.extend(selects);
         out.push((assignment, quality / text_fields.len() as f64));
         out
+    }
+}
+
+/// A click on `element` (its prior is set once all candidates are scored).
+fn click_candidate(element: &Element, risk: RiskClass, target: Option<u64>) -> Candidate<Action> {
+    Candidate {
+        action: Action::Click {
+            target: target_of(element),
+        },
+        prior: 0.0,
+        risk,
+        key: action_key(&format!("click {} {}", element.role, element.name)),
+        target,
     }
 }
 

@@ -248,6 +248,28 @@ pub struct Run {
     pub prefix: String,
 }
 
+impl Run {
+    /// The result of a run that must have passed: exit 0, `result.json` and `events.jsonl`
+    /// written; panics with the reason and stderr otherwise.
+    pub fn passed(&self) -> &RunResult {
+        let result = self
+            .result
+            .as_ref()
+            .unwrap_or_else(|| panic!("no result document; stderr: {}", self.stderr));
+        assert_eq!(
+            result.status,
+            forager_protocol::result::Status::Pass,
+            "expected pass: {:?}\n{}",
+            result.error,
+            self.stderr
+        );
+        assert_eq!(self.code, Some(0));
+        assert!(self.out.join("result.json").exists());
+        assert!(self.out.join("events.jsonl").exists());
+        result
+    }
+}
+
 /// Runs `forager explore` (or another subcommand when `args[0]` is not a flag) with a unique
 /// Chromium profile prefix, `--out` a fresh directory and `--json`, then checks that no
 /// Chromium survived it.

@@ -18,7 +18,7 @@
 //! suggestions came 300 ms after typing, after the page had been taken as settled) and
 //! `multiple` (a multiple-choice list had no action) came later, from the same benchmark.
 
-use forager_protocol::result::{RunResult, Status};
+use forager_protocol::result::RunResult;
 use forager_tests::sites::{self, Fixture};
 use forager_tests::{Run, forager};
 
@@ -45,18 +45,7 @@ async fn run(fixture: &Fixture, test: &str, path: &str, goal: &str, budget: &str
 }
 
 fn passed(run: &Run) -> &RunResult {
-    let result = run
-        .result
-        .as_ref()
-        .unwrap_or_else(|| panic!("no result document; stderr: {}", run.stderr));
-    assert_eq!(
-        result.status,
-        Status::Pass,
-        "expected pass: {:?}\n{}",
-        result.error,
-        run.stderr
-    );
-    result
+    run.passed()
 }
 
 fn labels(result: &RunResult) -> Vec<&str> {

@@ -6,21 +6,7 @@ use forager_tests::sites::{self, Fixture};
 use forager_tests::{Run, forager, forager_binary};
 
 fn passed(run: &Run) -> &RunResult {
-    let result = run
-        .result
-        .as_ref()
-        .unwrap_or_else(|| panic!("no result document; stderr: {}", run.stderr));
-    assert_eq!(
-        result.status,
-        Status::Pass,
-        "expected pass: {:?}\n{}",
-        result.error,
-        run.stderr
-    );
-    assert_eq!(run.code, Some(0));
-    assert!(run.out.join("result.json").exists());
-    assert!(run.out.join("events.jsonl").exists());
-    result
+    run.passed()
 }
 
 fn only_own_origin(result: &RunResult, fixture: &Fixture) {
