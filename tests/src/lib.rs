@@ -23,7 +23,7 @@ pub fn forager_binary() -> PathBuf {
         "build",
         "--quiet",
         "-p",
-        "forager-queen",
+        "forager-cli",
         "--bin",
         "forager",
     ]);

@@ -9,11 +9,10 @@ use std::io::IsTerminal;
 use std::process::ExitCode;
 
 /// Runs the command.
-pub fn run(args: &ExploreArgs) -> anyhow::Result<ExitCode> {
+pub fn run(args: &ExploreArgs, runtime: &tokio::runtime::Runtime) -> anyhow::Result<ExitCode> {
     let task = build_task(&args.task)?;
     let init_script = read_init_script(args.task.init_script.as_deref())?;
     let out = args.out.clone().unwrap_or_else(|| default_out("explore"));
-    let runtime = runtime()?;
     let outcome = runtime.block_on(run_task(
         task,
         RunOptions {
@@ -27,14 +26,6 @@ pub fn run(args: &ExploreArgs) -> anyhow::Result<ExitCode> {
         },
     ))?;
     Ok(report(&outcome, args.json))
-}
-
-/// The tokio runtime of a command: two worker threads (the machine has two cores).
-pub fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
-    Ok(tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()?)
 }
 
 /// Prints the outcome (the document on stdout with `--json`, a summary on stderr always) and

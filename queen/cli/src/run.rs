@@ -6,11 +6,11 @@
 //! `--keep-all`).
 
 use crate::BadInput;
-use crate::artifacts::{RESULT_FILE, ROLLOUTS_FILE, screenshot_name};
-use crate::cluster::{loopback, random_cluster_key, spawn_node, spawn_queen, wait_for_peers};
-use crate::coordinator::QueenConfig;
-use crate::journal::JOURNAL_FILE;
-use crate::report::REPORT_FILE;
+use forager_queen::artifacts::{RESULT_FILE, ROLLOUTS_FILE, screenshot_name};
+use forager_queen::cluster::{loopback, random_cluster_key, spawn_node, spawn_queen, wait_for_peers};
+use forager_queen::coordinator::QueenConfig;
+use forager_queen::journal::JOURNAL_FILE;
+use forager_queen::report::REPORT_FILE;
 use forager_node::browser::{BrowserOptions, BrowserPool, ChromiumFactory, EnvOptions};
 use forager_node::index::Replica;
 use forager_node::net::{NetworkConfig, NodeIdentity, Role};
@@ -157,7 +157,7 @@ pub async fn run_task(task: TaskSpec, options: RunOptions) -> anyhow::Result<Run
         Ok(())
     }
     .await;
-    let stop = |pools: Vec<BrowserPool>, nodes: Vec<crate::cluster::NodeHandle>| async move {
+    let stop = |pools: Vec<BrowserPool>, nodes: Vec<forager_queen::cluster::NodeHandle>| async move {
         for node in &nodes {
             node.network.shutdown().await;
         }

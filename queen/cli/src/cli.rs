@@ -11,6 +11,10 @@ pub struct Cli {
     /// More log output on stderr (-v info, -vv debug); RUST_LOG overrides.
     #[arg(short, long, global = true, action = clap::ArgAction::Count)]
     pub verbose: u8,
+    /// Worker threads of the async runtime that drives browsers and the network [default: the
+    /// machine's cores].
+    #[arg(long, global = true, value_name = "N")]
+    pub threads: Option<std::num::NonZeroUsize>,
     /// What to do.
     #[command(subcommand)]
     pub command: Command,

@@ -2,7 +2,7 @@
 
 use crate::cli::DemoArgs;
 use crate::demo_site;
-use crate::explore::{report, runtime};
+use crate::explore::report;
 use crate::run::{RunOptions, default_out, run_task};
 use forager_node::browser::BrowserOptions;
 use forager_protocol::TaskSpec;
@@ -33,8 +33,7 @@ pub fn demo_task(base: &str, seed: u64) -> TaskSpec {
 }
 
 /// Runs the command.
-pub fn run(args: &DemoArgs) -> anyhow::Result<ExitCode> {
-    let runtime = runtime()?;
+pub fn run(args: &DemoArgs, runtime: &tokio::runtime::Runtime) -> anyhow::Result<ExitCode> {
     runtime.block_on(async {
         let server = demo_site::serve().await?;
         let base = format!("http://{}/", server.address);

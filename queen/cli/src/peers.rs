@@ -3,9 +3,9 @@
 
 use crate::BadInput;
 use crate::cli::{NodeArgs, PeerNetworkArgs, QueenArgs, SubmitArgs};
-use crate::cluster::{spawn_node, spawn_queen};
-use crate::coordinator::QueenConfig;
-use crate::explore::{report, runtime};
+use forager_queen::cluster::{spawn_node, spawn_queen};
+use forager_queen::coordinator::QueenConfig;
+use crate::explore::report;
 use crate::run::{RunOutcome, default_out, write_json};
 use crate::task_input::build_task;
 use forager_node::browser::{BrowserOptions, BrowserPool, ChromiumFactory, EnvOptions};
@@ -79,7 +79,7 @@ fn cluster_key(given: Option<&Path>, data: &Path) -> anyhow::Result<[u8; 32]> {
         return Ok(read_cluster_key(&path)?);
     }
     std::fs::create_dir_all(data)?;
-    let key = crate::cluster::random_cluster_key();
+    let key = forager_queen::cluster::random_cluster_key();
     std::fs::write(&path, format_cluster_key(&key))?;
     eprintln!(
         "created a cluster key at {}: every peer of this cluster needs it (--cluster-key)",
@@ -101,9 +101,9 @@ async fn announce_and_wait(role: &str, peer: PeerId, addresses: &[Multiaddr]) {
 }
 
 /// `forager node`.
-pub fn node(args: &NodeArgs) -> anyhow::Result<ExitCode> {
+pub fn node(args: &NodeArgs, runtime: &tokio::runtime::Runtime) -> anyhow::Result<ExitCode> {
     let config = network_config(&args.network, &args.data, Role::Node)?;
-    runtime()?.block_on(async {
+    runtime.block_on(async {
         let identity = NodeIdentity::load_or_create(&args.data)?;
         let replica = Arc::new(Replica::open(&args.data.join("index"), 100_000)?);
         let worker = WorkerConfig {
@@ -151,9 +151,9 @@ pub fn node(args: &NodeArgs) -> anyhow::Result<ExitCode> {
 }
 
 /// `forager queen`.
-pub fn queen(args: &QueenArgs) -> anyhow::Result<ExitCode> {
+pub fn queen(args: &QueenArgs, runtime: &tokio::runtime::Runtime) -> anyhow::Result<ExitCode> {
     let config = network_config(&args.network, &args.data, Role::Queen)?;
-    runtime()?.block_on(async {
+    runtime.block_on(async {
         let identity = NodeIdentity::load_or_create(&args.data)?;
         let queen_config = QueenConfig {
             chunk_actions: args.chunk.max(1),
@@ -170,7 +170,7 @@ pub fn queen(args: &QueenArgs) -> anyhow::Result<ExitCode> {
 }
 
 /// `forager submit`.
-pub fn submit(args: &SubmitArgs) -> anyhow::Result<ExitCode> {
+pub fn submit(args: &SubmitArgs, runtime: &tokio::runtime::Runtime) -> anyhow::Result<ExitCode> {
     let task = build_task(&args.task)?;
     let queen: Multiaddr = args
         .queen
@@ -185,7 +185,7 @@ pub fn submit(args: &SubmitArgs) -> anyhow::Result<ExitCode> {
         .ok_or_else(|| BadInput("--queen must end with /p2p/<the queen's peer id>".into()))?;
     let key = read_cluster_key(&args.cluster_key)?;
     let out = args.out.clone().unwrap_or_else(|| default_out("submit"));
-    let outcome = runtime()?.block_on(async {
+    let outcome = runtime.block_on(async {
         let (network, _events) = Network::start(
             &NodeIdentity::generate(),
             NetworkConfig {
@@ -248,7 +248,7 @@ pub fn key(out: &Path) -> anyhow::Result<ExitCode> {
     }
     std::fs::write(
         out,
-        format_cluster_key(&crate::cluster::random_cluster_key()),
+        format_cluster_key(&forager_queen::cluster::random_cluster_key()),
     )?;
     eprintln!("wrote a cluster key to {}", out.display());
     Ok(ExitCode::SUCCESS)

@@ -6,9 +6,9 @@
 //! `report.html` go to the run directory. Exit status: 0 pass, 1 failing, 2 bad input.
 
 use crate::BadInput;
-use crate::artifacts::{RESULT_FILE, screenshot_name};
+use forager_queen::artifacts::{RESULT_FILE, screenshot_name};
 use crate::cli::ReplayArgs;
-use crate::explore::{report, runtime};
+use crate::explore::report;
 use crate::run::{RunOutcome, default_out, write_json};
 use crate::task_input::{parse_inputs, read_init_script};
 use forager_node::browser::{
@@ -42,7 +42,7 @@ pub fn load(
 }
 
 /// Runs the command.
-pub fn run(args: &ReplayArgs) -> anyhow::Result<ExitCode> {
+pub fn run(args: &ReplayArgs, runtime: &tokio::runtime::Runtime) -> anyhow::Result<ExitCode> {
     let (workflow, inputs) = load(&args.workflow, &args.inputs)?;
     let init_script = read_init_script(args.init_script.as_deref())?;
     let out = args.out.clone().unwrap_or_else(|| default_out("replay"));
@@ -55,7 +55,6 @@ pub fn run(args: &ReplayArgs) -> anyhow::Result<ExitCode> {
     };
     let limit = Duration::from_secs(args.timeout);
     let started = Instant::now();
-    let runtime = runtime()?;
     let replayed = runtime.block_on(async {
         let pool = BrowserPool::new(BrowserOptions::default());
         let replayed = tokio::select! {
@@ -92,14 +91,14 @@ pub fn run(args: &ReplayArgs) -> anyhow::Result<ExitCode> {
             .map_err(|e| anyhow::anyhow!("writing {FAILURE_SCREENSHOT}: {e}"))?;
     }
     write_json(&out.join(RESULT_FILE), &result)?;
-    let html = crate::report::render_replay(
+    let html = forager_queen::report::render_replay(
         &workflow,
         &result,
         &screenshots,
         run.failure_screenshot.as_deref(),
         run.failure.as_ref().and_then(ReplayFailure::step),
     );
-    crate::report::write_atomically(&out, &html)?;
+    forager_queen::report::write_atomically(&out, &html)?;
     for step in &result.steps {
         if let Some(locator) = &step.healed_by {
             eprintln!("step {} healed by {locator}", step.index);

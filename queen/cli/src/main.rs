@@ -1,0 +1,103 @@
+//! `forager`: the command-line program. Parses arguments, sets up logging, runs a command and
+//! maps its outcome to an exit status (0 success, 1 failing, 2 bad input). Errors are
+//! `anyhow` here, at the edge, and typed everywhere below.
+
+mod cli;
+mod demo;
+mod demo_site;
+mod explore;
+mod peers;
+mod replay;
+mod run;
+mod simulate;
+mod task_input;
+mod verify;
+
+use clap::Parser;
+use cli::{Cli, Command};
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    init_logging(cli.verbose);
+    // Chromium's helpers outlive its main process by a moment; adopted, they can be waited for.
+    forager_node::browser::adopt_orphans();
+    let threads = cli.threads.map_or_else(
+        || std::thread::available_parallelism().map_or(2, std::num::NonZeroUsize::get),
+        std::num::NonZeroUsize::get,
+    );
+    let runtime = || runtime(threads);
+    // Each runtime is dropped at the end of its arm, before the reaping below.
+    let result = match cli.command {
+        Command::Simulate(args) => simulate::run(&args),
+        Command::Explore(args) => runtime().and_then(|rt| explore::run(&args, &rt)),
+        Command::Demo(args) => runtime().and_then(|rt| demo::run(&args, &rt)),
+        Command::Node(args) => runtime().and_then(|rt| peers::node(&args, &rt)),
+        Command::Queen(args) => runtime().and_then(|rt| peers::queen(&args, &rt)),
+        Command::Submit(args) => runtime().and_then(|rt| peers::submit(&args, &rt)),
+        Command::Key { out } => peers::key(&out),
+        Command::Verify { dir, json } => verify::run(&dir, json),
+        Command::Replay(args) => runtime().and_then(|rt| replay::run(&args, &rt)),
+    };
+    // Every runtime is gone by now; whatever is left of a browser dies with us, not after.
+    let reaped = forager_node::browser::reap_orphans(forager_node::browser::GROUP_EXIT_LIMIT);
+    if reaped > 0 {
+        tracing::debug!(reaped, "reaped what was left of the browsers");
+    }
+    match result {
+        Ok(code) => code,
+        Err(error) => {
+            eprintln!("error: {error:#}");
+            match error.downcast_ref::<BadInput>() {
+                Some(_) => ExitCode::from(2),
+                None => ExitCode::from(1),
+            }
+        }
+    }
+}
+
+/// The tokio runtime of a command, with `threads` worker threads.
+fn runtime(threads: usize) -> anyhow::Result<tokio::runtime::Runtime> {
+    Ok(tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(threads)
+        .enable_all()
+        .build()?)
+}
+
+/// Logs go to stderr; `-v` shows info, `-vv` debug; `RUST_LOG` overrides.
+fn init_logging(verbose: u8) {
+    // chromiumoxide warns about every CDP event its generated types do not know (harmless,
+    // one per page load) and errors when we kill a browser: only shown at -vv.
+    let default = match verbose {
+        0 => "warn,chromiumoxide=off,libp2p_gossipsub=error,libp2p_swarm=error",
+        1 => "info,chromiumoxide=off,libp2p_gossipsub=warn",
+        _ => "debug",
+    };
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .init();
+}
+
+/// An error caused by the user's input (bad flag values, unreadable task files); the program
+/// exits with status 2 for these.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct BadInput(pub String);
+
+/// Resolves when the user asks the program to stop: Ctrl-C (SIGINT) or SIGTERM.
+pub async fn stop_requested() {
+    let mut terminate =
+        tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        _ = async {
+            match terminate.as_mut() {
+                Some(signal) => { signal.recv().await; }
+                None => std::future::pending::<()>().await,
+            }
+        } => {}
+    }
+}
