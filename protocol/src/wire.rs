@@ -95,6 +95,20 @@ pub struct WireCandidate {
     pub target: Option<u64>,
 }
 
+/// The start state's candidates as the queen's root holds them: the branches (within the risk
+/// ceiling, in descending prior order, which is their numbering) and the actions that need
+/// approval.
+pub fn branch_candidates(
+    candidates: Vec<WireCandidate>,
+    ceiling: RiskClass,
+) -> (Vec<WireCandidate>, Vec<WireCandidate>) {
+    let (mut branches, approvals): (Vec<_>, Vec<_>) =
+        candidates.into_iter().partition(|c| c.risk <= ceiling);
+    // Unvisited branches are tried in prior order (stable: equal priors keep the node's order).
+    branches.sort_by(|a, b| b.prior.total_cmp(&a.prior));
+    (branches, approvals)
+}
+
 /// The queen asks a node to open the start URL and propose the first actions.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ExpandRequest {

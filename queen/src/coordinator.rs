@@ -24,7 +24,7 @@ use forager_protocol::trajectory::Cost;
 use forager_protocol::wire::{
     BranchAssignment, BranchId, ExpandRequest, FoundPath, KnownLocation, KnownState, Message,
     PageInfo, ProgressReport, ReplayReport, ReplayRequest, TaskId, TaskState, TreeSnapshot,
-    TreeStatus, WireCandidate,
+    TreeStatus, WireCandidate, branch_candidates,
 };
 use forager_protocol::workflow::WORKFLOW_FILE;
 use forager_protocol::{Action, FailureReason, Fingerprint, RiskClass, TaskSpec};
@@ -592,20 +592,6 @@ impl Actor {
             }
         }
     }
-}
-
-/// The start state's candidates as the queen's root holds them: the branches (within the risk
-/// ceiling, in descending prior order, which is their numbering) and the actions that need
-/// approval.
-pub fn branch_candidates(
-    candidates: Vec<WireCandidate>,
-    ceiling: RiskClass,
-) -> (Vec<WireCandidate>, Vec<WireCandidate>) {
-    let (mut branches, approvals): (Vec<_>, Vec<_>) =
-        candidates.into_iter().partition(|c| c.risk <= ceiling);
-    // Unvisited branches are tried in prior order (stable: equal priors keep the node's order).
-    branches.sort_by(|a, b| b.prior.total_cmp(&a.prior));
-    (branches, approvals)
 }
 
 type Wrap = Box<dyn FnOnce(Result<Message, String>) -> Internal + Send>;

@@ -12,10 +12,10 @@
 //! escaped: a hostile page cannot inject markup into the report.
 
 use crate::artifacts::{RESULT_FILE, screenshot_name};
-use crate::coordinator::branch_candidates;
 use crate::journal::{Entry, JOURNAL_FILE, JournalEvent, read_entries};
 use forager_protocol::result::{ResultStep, RunResult, Status};
 use forager_protocol::verdict::VerdictOutcome;
+use forager_protocol::wire::branch_candidates;
 use forager_protocol::workflow::Workflow;
 use forager_protocol::{Action, FillValue, TaskSpec};
 use std::collections::{BTreeMap, HashMap};

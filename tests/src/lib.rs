@@ -19,14 +19,7 @@ pub fn forager_binary() -> PathBuf {
     let binary = profile_dir.join("forager");
     let release = profile_dir.file_name().is_some_and(|n| n == "release");
     let mut build = Command::new(env!("CARGO"));
-    build.args([
-        "build",
-        "--quiet",
-        "-p",
-        "forager-cli",
-        "--bin",
-        "forager",
-    ]);
+    build.args(["build", "--quiet", "-p", "forager-cli", "--bin", "forager"]);
     if release {
         build.arg("--release");
     }

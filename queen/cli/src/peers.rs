@@ -3,8 +3,6 @@
 
 use crate::BadInput;
 use crate::cli::{NodeArgs, PeerNetworkArgs, QueenArgs, SubmitArgs};
-use forager_queen::cluster::{spawn_node, spawn_queen};
-use forager_queen::coordinator::QueenConfig;
 use crate::explore::report;
 use crate::run::{RunOutcome, default_out, write_json};
 use crate::task_input::build_task;
@@ -15,6 +13,8 @@ use forager_node::net::{
 };
 use forager_node::worker::WorkerConfig;
 use forager_protocol::wire::{Message, TaskState};
+use forager_queen::cluster::{spawn_node, spawn_queen};
+use forager_queen::coordinator::QueenConfig;
 use forager_simulations::cluster::SimFactory;
 use forager_simulations::site::SiteParams;
 use libp2p::{Multiaddr, PeerId};

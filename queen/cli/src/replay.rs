@@ -6,7 +6,6 @@
 //! `report.html` go to the run directory. Exit status: 0 pass, 1 failing, 2 bad input.
 
 use crate::BadInput;
-use forager_queen::artifacts::{RESULT_FILE, screenshot_name};
 use crate::cli::ReplayArgs;
 use crate::explore::report;
 use crate::run::{RunOutcome, default_out, write_json};
@@ -17,6 +16,7 @@ use forager_node::browser::{
 use forager_protocol::FailureReason;
 use forager_protocol::result::{Metrics, RESULT_VERSION, ResultStep, RunError, RunResult, Status};
 use forager_protocol::workflow::Workflow;
+use forager_queen::artifacts::{RESULT_FILE, screenshot_name};
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::ExitCode;

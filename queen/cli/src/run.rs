@@ -6,11 +6,6 @@
 //! `--keep-all`).
 
 use crate::BadInput;
-use forager_queen::artifacts::{RESULT_FILE, ROLLOUTS_FILE, screenshot_name};
-use forager_queen::cluster::{loopback, random_cluster_key, spawn_node, spawn_queen, wait_for_peers};
-use forager_queen::coordinator::QueenConfig;
-use forager_queen::journal::JOURNAL_FILE;
-use forager_queen::report::REPORT_FILE;
 use forager_node::browser::{BrowserOptions, BrowserPool, ChromiumFactory, EnvOptions};
 use forager_node::index::Replica;
 use forager_node::net::{NetworkConfig, NodeIdentity, Role};
@@ -20,6 +15,13 @@ use forager_protocol::result::{RESULT_VERSION, RunError, RunResult, Status};
 use forager_protocol::wire::{TaskId, TaskState};
 use forager_protocol::workflow::WORKFLOW_FILE;
 use forager_protocol::{FailureReason, TaskSpec};
+use forager_queen::artifacts::{RESULT_FILE, ROLLOUTS_FILE, screenshot_name};
+use forager_queen::cluster::{
+    loopback, random_cluster_key, spawn_node, spawn_queen, wait_for_peers,
+};
+use forager_queen::coordinator::QueenConfig;
+use forager_queen::journal::JOURNAL_FILE;
+use forager_queen::report::REPORT_FILE;
 use indicatif::{ProgressBar, ProgressStyle};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

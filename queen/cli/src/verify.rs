@@ -65,4 +65,3 @@ pub fn run(dir: &Path, json: bool) -> anyhow::Result<std::process::ExitCode> {
         }
     })
 }
-
