@@ -14,6 +14,7 @@
 //! - [`net`]: the libp2p swarm (private network, gossip with validation, request-response).
 //! - [`index`]: the HNSW replica of the cluster's trajectories, persisted and synced.
 
+pub mod actor;
 pub mod browser;
 pub mod embed;
 pub mod environment;

@@ -14,7 +14,7 @@
 use crate::embed::{ReplayMemory, trajectory_vector};
 use crate::environment::{EnvError, Environment, StateInfo, Step};
 use crate::index::Replica;
-use crate::net::{Network, NetworkEvent, NodeIdentity, Responder, Role};
+use crate::net::{Network, NetworkEvent, NodeIdentity, Role};
 use crate::search::{self, Finish, NodeStatus, Search, SearchConfig, SearchEvent, SearchObserver};
 use forager_protocol::artifact::Digest32;
 use forager_protocol::result::NetworkSummary;
@@ -22,16 +22,17 @@ use forager_protocol::signing::{Domain, Signed};
 use forager_protocol::trajectory::Cost;
 use forager_protocol::wire::{
     Announcement, BranchAssignment, BranchId, ExpandReport, ExpandRequest, FoundPath,
-    KnownLocation, KnownState, MAX_TREE_NODES, Message, PageInfo, ProgressReport, ReplayAnswer,
-    ReplayReport, ReplayRequest, SyncRequest, TaskId, TreeNode, TreeSnapshot, TreeStatus,
-    WireCandidate,
+    KnownLocation, KnownState, MAX_TREE_NODES, Message, PageInfo, ProgressReport, Refusal,
+    RefusalReason, ReplayAnswer, ReplayReport, ReplayRequest, SyncRequest, TaskId, TreeNode,
+    TreeSnapshot, TreeStatus, WireCandidate,
 };
 use forager_protocol::{Action, FailureReason, Fingerprint, TaskSpec};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
-use tokio::sync::{Mutex, Semaphore, mpsc};
+use tokio::sync::{Semaphore, mpsc};
+use tokio::task::JoinSet;
 
 /// Makes environments for tasks: Chromium contexts in production, simulated sites in
 /// cluster-scale runs.
@@ -46,6 +47,9 @@ pub trait EnvFactory: Send + Sync + 'static {
     fn step_info(env: &Self::Env, before: Fingerprint, after: Fingerprint) -> PageInfo;
     /// What the environment's network did (origins reached, requests blocked).
     fn network(env: &Self::Env) -> NetworkSummary;
+    /// Restores the environment served from a kept page and restores it replayed from the
+    /// start, since it was created: `(hits, misses)`.
+    fn page_cache(env: &Self::Env) -> (u64, u64);
     /// A screenshot (JPEG) of the environment's current page, when it has pixels to show.
     fn screenshot(env: &Self::Env) -> impl Future<Output = Option<Vec<u8>>> + Send;
 }
@@ -115,21 +119,73 @@ struct BranchState<E: Environment<Action = Action>> {
     tree: u64,
 }
 
-/// One branch search, shared by the assignment running it and the map that keeps it.
-type SharedBranch<E> = Arc<Mutex<BranchState<E>>>;
-
-/// Branch searches kept between assignments, with when each was last used (a counter).
+/// Branch searches kept between assignments, with when each was last used (a counter). An
+/// assignment checks its branch out (the search owns it, no lock is held while it runs) and
+/// back in when it is done; a branch checked out is not in `kept`, so it is never dropped.
 struct Branches<E: Environment<Action = Action>> {
-    kept: HashMap<(TaskId, BranchId), (SharedBranch<E>, u64)>,
+    kept: HashMap<(TaskId, BranchId), (BranchState<E>, u64)>,
+    out: HashSet<(TaskId, BranchId)>,
     clock: u64,
+}
+
+/// What checking a branch out found.
+enum Checkout<E: Environment<Action = Action>> {
+    /// The kept search, now owned by the caller.
+    Kept(Box<BranchState<E>>),
+    /// Not searched here before: the caller starts it.
+    New,
+    /// Another assignment of this node is searching it (the queen gives a branch one holder,
+    /// so this is a confused or hostile queen).
+    Busy,
 }
 
 impl<E: Environment<Action = Action>> Branches<E> {
     fn new() -> Self {
         Branches {
             kept: HashMap::new(),
+            out: HashSet::new(),
             clock: 0,
         }
+    }
+
+    fn check_out(&mut self, key: (TaskId, BranchId)) -> Checkout<E> {
+        if !self.out.insert(key) {
+            return Checkout::Busy;
+        }
+        match self.kept.remove(&key) {
+            Some((state, _)) => Checkout::Kept(Box::new(state)),
+            None => Checkout::New,
+        }
+    }
+
+    /// Puts a branch back and returns the least recently used ones beyond `max`, for the
+    /// caller to drop outside the lock (their environments close with them).
+    fn check_in(
+        &mut self,
+        key: (TaskId, BranchId),
+        state: Option<BranchState<E>>,
+        max: usize,
+    ) -> Vec<BranchState<E>> {
+        self.out.remove(&key);
+        self.clock += 1;
+        if let Some(state) = state {
+            self.kept.insert(key, (state, self.clock));
+        }
+        let mut dropped = Vec::new();
+        while self.kept.len() > max {
+            let Some(oldest) = self
+                .kept
+                .iter()
+                .min_by_key(|(_, (_, used))| *used)
+                .map(|(key, _)| *key)
+            else {
+                break;
+            };
+            if let Some((state, _)) = self.kept.remove(&oldest) {
+                dropped.push(state);
+            }
+        }
+        dropped
     }
 }
 
@@ -229,7 +285,13 @@ impl SearchObserver<Action> for RolloutObserver {
     }
 }
 
-/// The node's main loop. Runs until the network stops.
+/// The node's main loop. Runs until the network stops; then its tasks are stopped and awaited.
+///
+/// Every task it starts is owned by one of its `JoinSet`s (a panic is logged, not lost): the
+/// rollout publisher and the replica inserter (`service`), catch-up syncs (`syncs`) and the
+/// answers to requests (`requests`). A request that needs a worker takes its permit before
+/// its task is spawned; with none free it is refused as `busy` at once, so waiting work never
+/// piles up (the queen gives each node one piece of work at a time).
 pub async fn run_worker<F: EnvFactory>(
     identity: NodeIdentity,
     network: Network,
@@ -239,17 +301,21 @@ pub async fn run_worker<F: EnvFactory>(
     config: WorkerConfig,
 ) {
     let permits = Arc::new(Semaphore::new(config.concurrency.max(1)));
-    let branches: Arc<Mutex<Branches<F::Env>>> = Arc::new(Mutex::new(Branches::new()));
+    let branches: Arc<std::sync::Mutex<Branches<F::Env>>> =
+        Arc::new(std::sync::Mutex::new(Branches::new()));
     let publisher = Arc::new(Publisher {
         identity: identity.clone(),
         network: network.clone(),
         replica: replica.clone(),
         sequence: AtomicU64::new(now_nanos()),
     });
+    let mut service = JoinSet::new();
+    let mut syncs = JoinSet::new();
+    let mut requests = JoinSet::new();
     let (rollouts, mut rollout_queue) = mpsc::channel::<Announcement>(256);
     if config.gossip {
         let publisher = publisher.clone();
-        tokio::spawn(async move {
+        service.spawn(async move {
             while let Some(announcement) = rollout_queue.recv().await {
                 publisher.publish(announcement).await;
             }
@@ -257,7 +323,7 @@ pub async fn run_worker<F: EnvFactory>(
     }
     let (inserts, mut insert_queue) = mpsc::channel::<Box<crate::net::Accepted>>(1024);
     let inserting = replica.clone();
-    tokio::spawn(async move {
+    service.spawn(async move {
         while let Some(accepted) = insert_queue.recv().await {
             let replica = inserting.clone();
             // HNSW insertion is CPU work: keep it off the async threads.
@@ -270,7 +336,16 @@ pub async fn run_worker<F: EnvFactory>(
         }
     });
     let mut synced_from: Vec<libp2p::PeerId> = Vec::new();
-    while let Some(event) = events.recv().await {
+    loop {
+        let event = tokio::select! {
+            event = events.recv() => match event {
+                Some(event) => event,
+                None => break,
+            },
+            Some(done) = requests.join_next() => { report_panic("request", done); continue; }
+            Some(done) = syncs.join_next() => { report_panic("sync", done); continue; }
+            Some(done) = service.join_next() => { report_panic("service", done); continue; }
+        };
         match event {
             NetworkEvent::Announcement(accepted) => {
                 let _ = inserts.send(accepted).await;
@@ -279,9 +354,7 @@ pub async fn run_worker<F: EnvFactory>(
                 // Catch up on what the cluster learned before this node joined (once per peer).
                 if matches!(role, Role::Node) && !synced_from.contains(&peer) {
                     synced_from.push(peer);
-                    let network = network.clone();
-                    let replica = replica.clone();
-                    tokio::spawn(async move { sync_from(network, replica, peer).await });
+                    syncs.spawn(sync_from(network.clone(), replica.clone(), peer));
                 }
             }
             NetworkEvent::Request {
@@ -290,69 +363,112 @@ pub async fn run_worker<F: EnvFactory>(
                 responder,
             } => {
                 let network = network.clone();
-                match *message {
+                let work = match *message {
                     Message::Sync(request) => {
                         let page = replica.page(&request);
                         let _ = network.respond(responder, Message::SyncPage(page)).await;
+                        continue;
                     }
-                    Message::Expand(request) => {
-                        let factory = factory.clone();
-                        let identity = identity.clone();
-                        let permits = permits.clone();
-                        tokio::spawn(async move {
-                            let _permit = permits.acquire_owned().await;
-                            let answer = expand(&*factory, &identity, *request).await;
-                            let _ = network.respond(responder, answer).await;
-                        });
-                    }
-                    Message::Assign(assignment) => {
-                        let factory = factory.clone();
-                        let identity = identity.clone();
-                        let permits = permits.clone();
-                        let branches = branches.clone();
-                        let rollouts = rollouts.clone();
-                        let memory: Arc<dyn ReplayMemory + Send + Sync> = replica.clone();
-                        tokio::spawn(async move {
-                            let _permit = permits.acquire_owned().await;
-                            let span = tracing::info_span!(
-                                "branch",
-                                task = %assignment.task_id,
-                                branch = assignment.branch.0,
-                                queen = %peer
-                            );
-                            let answer = tracing::Instrument::instrument(
-                                search_branch(
-                                    &*factory,
-                                    &identity,
-                                    &branches,
-                                    *assignment,
-                                    memory,
-                                    rollouts,
-                                ),
-                                span,
-                            )
-                            .await;
-                            let _ = network.respond(responder, answer).await;
-                        });
-                    }
-                    Message::Replay(request) => {
-                        let factory = factory.clone();
-                        let identity = identity.clone();
-                        let permits = permits.clone();
-                        tokio::spawn(async move {
-                            let _permit = permits.acquire_owned().await;
-                            let answer = replay(&*factory, &identity, *request).await;
-                            let _ = network.respond(responder, answer).await;
-                        });
-                    }
+                    Message::Expand(request) => Work::Expand(request),
+                    Message::Assign(assignment) => Work::Assign(assignment),
+                    Message::Replay(request) => Work::Replay(request),
                     other => {
                         tracing::debug!(%peer, ?other, "request not for a node");
-                        refuse(&network, responder, "nodes do not answer this request").await;
+                        let refusal = Refusal::new(
+                            RefusalReason::NotServed,
+                            "nodes do not answer this request",
+                        );
+                        let _ = network.respond(responder, refusal.into()).await;
+                        continue;
                     }
-                }
+                };
+                let Ok(permit) = permits.clone().try_acquire_owned() else {
+                    let refusal = Refusal::new(RefusalReason::Busy, "every worker is busy");
+                    let _ = network.respond(responder, refusal.into()).await;
+                    continue;
+                };
+                let context = WorkContext {
+                    factory: factory.clone(),
+                    identity: identity.clone(),
+                    branches: branches.clone(),
+                    rollouts: rollouts.clone(),
+                    memory: replica.clone(),
+                    queen: peer,
+                };
+                requests.spawn(async move {
+                    let answer = context.answer(work).await;
+                    // Free before answering: the queen may give more work the moment it reads.
+                    drop(permit);
+                    let _ = network.respond(responder, answer).await;
+                });
             }
             NetworkEvent::PeerGone(_) | NetworkEvent::Listening(_) => {}
         }
+    }
+    // The network has stopped: nobody can read an answer any more.
+    drop(rollouts);
+    drop(inserts);
+    requests.shutdown().await;
+    syncs.shutdown().await;
+    // The publisher and the inserter end once their queues are closed and drained.
+    while let Some(done) = service.join_next().await {
+        report_panic("service", done);
+    }
+}
+
+/// A request that takes a worker.
+enum Work {
+    Expand(Box<ExpandRequest>),
+    Assign(Box<BranchAssignment>),
+    Replay(Box<ReplayRequest>),
+}
+
+/// What a request's task needs from the worker.
+struct WorkContext<F: EnvFactory> {
+    factory: Arc<F>,
+    identity: NodeIdentity,
+    branches: Arc<std::sync::Mutex<Branches<F::Env>>>,
+    rollouts: mpsc::Sender<Announcement>,
+    memory: Arc<Replica>,
+    queen: libp2p::PeerId,
+}
+
+impl<F: EnvFactory> WorkContext<F> {
+    async fn answer(self, work: Work) -> Message {
+        match work {
+            Work::Expand(request) => expand(&*self.factory, &self.identity, *request).await,
+            Work::Replay(request) => replay(&*self.factory, &self.identity, *request).await,
+            Work::Assign(assignment) => {
+                let span = tracing::info_span!(
+                    "branch",
+                    task = %assignment.task_id,
+                    branch = assignment.branch.0,
+                    queen = %self.queen
+                );
+                let memory: Arc<dyn ReplayMemory + Send + Sync> = self.memory;
+                tracing::Instrument::instrument(
+                    search_branch(
+                        &*self.factory,
+                        &self.identity,
+                        &self.branches,
+                        *assignment,
+                        memory,
+                        self.rollouts,
+                    ),
+                    span,
+                )
+                .await
+            }
+        }
+    }
+}
+
+/// Logs a task that panicked (its work is lost; the queen reassigns it after its deadline).
+fn report_panic(kind: &'static str, done: Result<(), tokio::task::JoinError>) {
+    if let Err(error) = done
+        && error.is_panic()
+    {
+        tracing::error!(kind, %error, "a worker task panicked");
     }
 }
 
@@ -361,12 +477,6 @@ fn now_nanos() -> u64 {
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_nanos() as u64)
         .unwrap_or(0)
-}
-
-async fn refuse(network: &Network, responder: Responder, reason: &str) {
-    let _ = network
-        .respond(responder, Message::Refused(reason.to_owned()))
-        .await;
 }
 
 /// Pages through a peer's replica from the start, inserting what is missing.
@@ -404,8 +514,9 @@ pub async fn sync_from(network: Network, replica: Arc<Replica>, peer: libp2p::Pe
     }
 }
 
-fn sign<T: serde::Serialize>(identity: &NodeIdentity, value: T) -> Result<Signed<T>, String> {
-    Signed::new(identity.signing_key(), Domain::Report, value).map_err(|e| e.to_string())
+fn sign<T: serde::Serialize>(identity: &NodeIdentity, value: T) -> Result<Signed<T>, Refusal> {
+    Signed::new(identity.signing_key(), Domain::Report, value)
+        .map_err(|e| Refusal::new(RefusalReason::Signing, e.to_string()))
 }
 
 async fn expand<F: EnvFactory>(
@@ -415,14 +526,20 @@ async fn expand<F: EnvFactory>(
 ) -> Message {
     let task_id = match TaskId::of(&request.task) {
         Ok(id) => id,
-        Err(e) => return Message::Refused(e.to_string()),
+        Err(e) => return Refusal::new(RefusalReason::InvalidTask, e.to_string()).into(),
     };
     if let Err(e) = request.task.validate() {
-        return Message::Refused(e.to_string());
+        return Refusal::new(RefusalReason::InvalidTask, e.to_string()).into();
     }
     let mut env = match factory.create(&request.task, false) {
         Ok(env) => env,
-        Err(e) => return Message::Refused(format!("cannot create an environment: {e}")),
+        Err(e) => {
+            return Refusal::new(
+                RefusalReason::NoEnvironment,
+                format!("cannot create an environment: {e}"),
+            )
+            .into();
+        }
     };
     let result = async {
         env.restore(&[]).await?;
@@ -451,85 +568,110 @@ async fn expand<F: EnvFactory>(
             };
             match sign(identity, report) {
                 Ok(signed) => Message::Expanded(signed),
-                Err(e) => Message::Refused(e),
+                Err(refusal) => refusal.into(),
             }
         }
-        Err(e) => Message::Refused(format!("start page: {e}")),
+        Err(e) => Refusal::new(RefusalReason::StartPage, format!("start page: {e}")).into(),
     }
 }
 
 async fn search_branch<F: EnvFactory>(
     factory: &F,
     identity: &NodeIdentity,
-    branches: &Mutex<Branches<F::Env>>,
+    branches: &std::sync::Mutex<Branches<F::Env>>,
     assignment: BranchAssignment,
     memory: Arc<dyn ReplayMemory + Send + Sync>,
     rollouts: mpsc::Sender<Announcement>,
 ) -> Message {
     let key = (assignment.task_id, assignment.branch);
-    let state = {
-        let mut map = branches.lock().await;
-        map.clock += 1;
-        let now = map.clock;
-        match map.kept.get_mut(&key) {
-            Some((state, used)) => {
-                *used = now;
-                state.clone()
-            }
-            None => {
-                let env = match factory.create(&assignment.task, false) {
-                    Ok(env) => env,
-                    Err(e) => {
-                        return Message::Refused(format!("cannot create an environment: {e}"));
-                    }
-                };
-                let state = Arc::new(Mutex::new(BranchState {
-                    env: Branch {
-                        inner: env,
-                        prefix: Vec::new(),
-                    },
-                    search: None,
-                    tree: 0,
-                }));
-                map.kept.insert(key, (state.clone(), now));
-                state
-            }
-        }
+    let checked_out = match branches.lock() {
+        Ok(mut map) => map.check_out(key),
+        Err(poisoned) => poisoned.into_inner().check_out(key),
     };
-    // One assignment per branch at a time on this node; the lock is the branch's owner.
-    let mut state = state.lock().await;
+    let mut state = match checked_out {
+        Checkout::Kept(state) => *state,
+        Checkout::Busy => {
+            return Refusal::new(
+                RefusalReason::Busy,
+                format!("branch {} is being searched here", assignment.branch.0),
+            )
+            .into();
+        }
+        Checkout::New => match factory.create(&assignment.task, false) {
+            Ok(env) => BranchState {
+                env: Branch {
+                    inner: env,
+                    prefix: Vec::new(),
+                },
+                search: None,
+                tree: 0,
+            },
+            Err(e) => {
+                check_in(branches, key, None);
+                return Refusal::new(
+                    RefusalReason::NoEnvironment,
+                    format!("cannot create an environment: {e}"),
+                )
+                .into();
+            }
+        },
+    };
+    // Should the search panic, the branch is checked in empty (searched afresh next time).
+    let guard = CheckedOut {
+        branches,
+        key,
+        returned: false,
+    };
+    let (hits_before, misses_before) = F::page_cache(&state.env.inner);
     let mut report = run_branch(&mut state, &assignment, memory, rollouts).await;
     report.network = F::network(&state.env.inner);
-    drop(state);
-    prune_branches(branches, MAX_BRANCHES).await;
+    let (hits, misses) = F::page_cache(&state.env.inner);
+    report.counters.cache_hits = hits.saturating_sub(hits_before);
+    report.counters.cache_misses = misses.saturating_sub(misses_before);
+    guard.check_in(state);
     match sign(identity, report) {
         Ok(signed) => Message::Progress(Box::new(signed)),
-        Err(e) => Message::Refused(e),
+        Err(refusal) => refusal.into(),
     }
 }
 
 /// Branch searches kept between assignments (each holds an environment: browser contexts).
 const MAX_BRANCHES: usize = 8;
 
-/// Drops the least recently used kept branch searches beyond `max` (their environments close
-/// with them); one in use is never dropped.
-async fn prune_branches<E: Environment<Action = Action>>(
-    branches: &Mutex<Branches<E>>,
-    max: usize,
-) {
-    let mut map = branches.lock().await;
-    while map.kept.len() > max {
-        let Some(oldest) = map
-            .kept
-            .iter()
-            .filter(|(_, (state, _))| Arc::strong_count(state) == 1)
-            .min_by_key(|(_, (_, used))| *used)
-            .map(|(key, _)| *key)
-        else {
-            break;
-        };
-        map.kept.remove(&oldest);
+/// A branch checked out by a running assignment; dropped without [`CheckedOut::check_in`]
+/// (a panic), it frees the branch without its search.
+struct CheckedOut<'a, E: Environment<Action = Action>> {
+    branches: &'a std::sync::Mutex<Branches<E>>,
+    key: (TaskId, BranchId),
+    returned: bool,
+}
+
+impl<E: Environment<Action = Action>> CheckedOut<'_, E> {
+    fn check_in(mut self, state: BranchState<E>) {
+        self.returned = true;
+        check_in(self.branches, self.key, Some(state));
     }
+}
+
+impl<E: Environment<Action = Action>> Drop for CheckedOut<'_, E> {
+    fn drop(&mut self) {
+        if !self.returned {
+            check_in(self.branches, self.key, None);
+        }
+    }
+}
+
+/// Checks a branch back in; the searches it evicts close here, outside the lock.
+fn check_in<E: Environment<Action = Action>>(
+    branches: &std::sync::Mutex<Branches<E>>,
+    key: (TaskId, BranchId),
+    state: Option<BranchState<E>>,
+) {
+    let dropped = match branches.lock() {
+        Ok(mut map) => map.check_in(key, state, MAX_BRANCHES),
+        Err(poisoned) => poisoned.into_inner().check_in(key, state, MAX_BRANCHES),
+    };
+    drop(dropped);
 }
 
 async fn run_branch<E: Environment<Action = Action>>(
@@ -553,6 +695,7 @@ async fn run_branch<E: Environment<Action = Action>>(
         exhausted: false,
         error: None,
         network: NetworkSummary::default(),
+        counters: Default::default(),
         locations: Vec::new(),
         states: Vec::new(),
         tree: TreeSnapshot::default(),
@@ -681,6 +824,8 @@ async fn run_branch<E: Environment<Action = Action>>(
     };
     let actions_before = search.metrics().actions;
     let replayed_before = search.metrics().replayed_actions;
+    let nodes_before = search.metrics().nodes;
+    let pruned_before = search.prunes().clone();
     let cost_before = search.metrics().cost;
     let (outcome, search) =
         search::run_from(std::slice::from_mut(&mut state.env), search, &mut observer).await;
@@ -739,6 +884,15 @@ async fn run_branch<E: Environment<Action = Action>>(
         .fold(0.0, f64::max);
     report.actions += outcome.metrics.actions - actions_before;
     report.replayed = outcome.metrics.replayed_actions - replayed_before;
+    report.counters.nodes = outcome.metrics.nodes.saturating_sub(nodes_before);
+    report.counters.pruned = outcome
+        .prunes
+        .iter()
+        .filter_map(|(&reason, &count)| {
+            let new = count.saturating_sub(pruned_before.get(reason).copied().unwrap_or(0));
+            (new > 0).then(|| (reason.to_owned(), new))
+        })
+        .collect();
     report.cost = Cost {
         browser_ms: outcome.metrics.cost.browser_ms - cost_before.browser_ms,
         tokens: outcome.metrics.cost.tokens - cost_before.tokens,
@@ -913,6 +1067,6 @@ async fn replay<F: EnvFactory>(
             report: signed,
             screenshots,
         })),
-        Err(e) => Message::Refused(e),
+        Err(refusal) => refusal.into(),
     }
 }

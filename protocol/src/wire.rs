@@ -41,7 +41,8 @@ impl TaskId {
 
 impl fmt::Display for TaskId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        for b in &self.0[..8] {
+        // All 16 bytes, everywhere (directories, logs, result, trajectory, workflow).
+        for b in &self.0 {
             write!(f, "{b:02x}")?;
         }
         Ok(())
@@ -209,6 +210,8 @@ pub struct ProgressReport {
     pub error: Option<String>,
     /// What the node's browser touched meanwhile.
     pub network: NetworkSummary,
+    /// What the search and its environment counted during this assignment.
+    pub counters: BranchCounters,
     /// Locations first reached by this assignment (not among those it was given), with their
     /// depth from the start URL.
     pub locations: Vec<KnownLocation>,
@@ -220,6 +223,23 @@ pub struct ProgressReport {
     /// nodes), signed with the report.
     pub tree: TreeSnapshot,
 }
+
+/// Counts a node keeps while searching a branch, for the result's metrics. The queen bounds
+/// them (a peer's word): see its report handling.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct BranchCounters {
+    /// Restores served by a live page kept near the state (walked there, or history back).
+    pub cache_hits: u64,
+    /// Restores that replayed from the start URL.
+    pub cache_misses: u64,
+    /// Nodes added to the branch's tree.
+    pub nodes: u64,
+    /// Children pruned, by reason name (`no_progress`, `loop`, ...).
+    pub pruned: std::collections::BTreeMap<String, u32>,
+}
+
+/// Most pruning reasons a [`BranchCounters`] may name (there are fewer).
+pub const MAX_PRUNE_REASONS: usize = 16;
 
 /// Most nodes a [`TreeSnapshot`] carries.
 pub const MAX_TREE_NODES: usize = 300;
@@ -428,8 +448,88 @@ pub enum Message {
     Status(TaskId),
     /// Queen → client.
     State(Box<TaskState>),
-    /// Any → any: the request was refused, with a reason.
-    Refused(String),
+    /// Any → any: the request was refused: why, as a variant the caller acts on, and a
+    /// detail for people.
+    Refused {
+        /// Why.
+        reason: RefusalReason,
+        /// What happened, for the log and the journal.
+        detail: String,
+    },
+}
+
+/// Why a peer refused a request. Callers decide on the variant, never on the detail's text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum RefusalReason {
+    /// The task is malformed (its validation names the field).
+    InvalidTask,
+    /// The node could not create an environment for the task (its browser would not start).
+    NoEnvironment,
+    /// The node could not open or read the task's start page: evidence about the site.
+    StartPage,
+    /// The node could not sign its report.
+    Signing,
+    /// This peer does not answer this kind of request (a node asked as a queen, or the
+    /// reverse).
+    NotServed,
+    /// The queen could not record the task (its journal could not be created).
+    Storage,
+    /// The queen is shutting down.
+    Stopping,
+    /// The node has no free worker for the request, or the branch is already being searched
+    /// there.
+    Busy,
+}
+
+impl RefusalReason {
+    /// The snake_case name used in logs, the journal and error messages.
+    pub fn name(self) -> &'static str {
+        match self {
+            RefusalReason::InvalidTask => "invalid_task",
+            RefusalReason::NoEnvironment => "no_environment",
+            RefusalReason::StartPage => "start_page",
+            RefusalReason::Signing => "signing",
+            RefusalReason::NotServed => "not_served",
+            RefusalReason::Storage => "storage",
+            RefusalReason::Stopping => "stopping",
+            RefusalReason::Busy => "busy",
+        }
+    }
+}
+
+impl fmt::Display for RefusalReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A refusal as a value: what [`Message::Refused`] carries, for APIs that return it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("refused ({reason}): {detail}")]
+pub struct Refusal {
+    /// Why.
+    pub reason: RefusalReason,
+    /// What happened.
+    pub detail: String,
+}
+
+impl Refusal {
+    /// A refusal with a detail.
+    pub fn new(reason: RefusalReason, detail: impl Into<String>) -> Refusal {
+        Refusal {
+            reason,
+            detail: detail.into(),
+        }
+    }
+}
+
+impl From<Refusal> for Message {
+    fn from(refusal: Refusal) -> Message {
+        Message::Refused {
+            reason: refusal.reason,
+            detail: refusal.detail,
+        }
+    }
 }
 
 impl Message {
@@ -793,7 +893,13 @@ pub(crate) mod tests {
                     any::<bool>(),
                     prop::option::of(text()),
                     (known_locations(), known_states()),
-                    tree()
+                    tree(),
+                    (
+                        any::<u64>(),
+                        any::<u64>(),
+                        any::<u64>(),
+                        prop::collection::btree_map(text(), any::<u32>(), 0..3)
+                    )
                 )
                     .prop_map(
                         |(
@@ -805,6 +911,7 @@ pub(crate) mod tests {
                             error,
                             (locations, states),
                             tree,
+                            (cache_hits, cache_misses, nodes, pruned),
                         )| {
                             ProgressReport {
                                 task,
@@ -821,6 +928,12 @@ pub(crate) mod tests {
                                 exhausted,
                                 error,
                                 network: NetworkSummary::default(),
+                                counters: BranchCounters {
+                                    cache_hits,
+                                    cache_misses,
+                                    nodes,
+                                    pruned,
+                                },
                                 locations,
                                 states,
                                 tree,
@@ -907,7 +1020,19 @@ pub(crate) mod tests {
                 Message::State(Box::new(TaskState::Running { actions, nodes }))
             }),
             Just(Message::State(Box::new(TaskState::Unknown))),
-            text().prop_map(Message::Refused),
+            (0..8u8, text()).prop_map(|(reason, detail)| Message::Refused {
+                reason: [
+                    RefusalReason::InvalidTask,
+                    RefusalReason::NoEnvironment,
+                    RefusalReason::StartPage,
+                    RefusalReason::Signing,
+                    RefusalReason::NotServed,
+                    RefusalReason::Storage,
+                    RefusalReason::Stopping,
+                    RefusalReason::Busy,
+                ][reason as usize],
+                detail,
+            }),
         ]
     }
 
@@ -968,9 +1093,11 @@ pub(crate) mod tests {
 
     #[test]
     fn oversized_messages_are_refused_before_decoding() {
-        let huge = Message::Refused("x".repeat(codec::MAX_FRAME_BYTES));
+        let huge: Message =
+            Refusal::new(RefusalReason::NotServed, "x".repeat(codec::MAX_FRAME_BYTES)).into();
         assert!(matches!(huge.encode(), Err(CodecError::TooLarge { .. })));
-        let big = Message::Refused("x".repeat(MAX_GOSSIP_BYTES));
+        let big: Message =
+            Refusal::new(RefusalReason::NotServed, "x".repeat(MAX_GOSSIP_BYTES)).into();
         let frame = big.encode().expect("under the frame limit");
         assert!(matches!(
             Message::decode(&frame, MAX_GOSSIP_BYTES),

@@ -7,7 +7,7 @@
 //! every other file against its digest. The first failed check is reported with the file it is
 //! about and its name.
 
-use crate::journal::Journal;
+use crate::journal::TaskDir;
 use ed25519_dalek::{Signature, SigningKey, VerifyingKey};
 use forager_node::net::identity::peer_id_of;
 use forager_protocol::artifact::{
@@ -51,7 +51,7 @@ pub struct KeptReport {
 
 /// Writes `rollouts.json` (see [`rollouts_document`]).
 pub fn write_rollouts(
-    journal: &Journal,
+    journal: &TaskDir,
     task: &TaskId,
     kept: &[KeptReport],
 ) -> Result<(), WriteError> {
@@ -187,7 +187,7 @@ pub struct Evidence {
 
 /// Writes the reproducer's screenshots as `step-01.jpg`, … (before the report, which shows
 /// them, and the trajectory, which names their digests).
-pub fn write_screenshots(journal: &Journal, screenshots: &[Vec<u8>]) -> Result<(), WriteError> {
+pub fn write_screenshots(journal: &TaskDir, screenshots: &[Vec<u8>]) -> Result<(), WriteError> {
     for (i, bytes) in screenshots.iter().enumerate() {
         if bytes.is_empty() {
             continue;
@@ -206,7 +206,7 @@ pub fn write_screenshots(journal: &Journal, screenshots: &[Vec<u8>]) -> Result<(
 /// Writes `trajectory.json` into the task's directory, after the files it names (`names`:
 /// the journal, the result, the workflow, the report, …) are final: their digests are in it.
 pub fn write_trajectory(
-    journal: &Journal,
+    journal: &TaskDir,
     key: &SigningKey,
     task: &TaskSpec,
     steps: Vec<ResultStep>,
@@ -671,6 +671,7 @@ mod tests {
             exhausted: false,
             error: None,
             network: Default::default(),
+            counters: Default::default(),
             locations: Vec::new(),
             states: Vec::new(),
             tree: TreeSnapshot {

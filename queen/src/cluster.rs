@@ -21,6 +21,20 @@ pub struct NodeHandle {
     pub addresses: Vec<Multiaddr>,
     /// Its replica.
     pub replica: Arc<Replica>,
+    /// The worker's task: it ends when the network stops.
+    pub worker: tokio::task::JoinHandle<()>,
+}
+
+impl NodeHandle {
+    /// Stops the node's network and waits (at most `limit`) for its worker to wind down.
+    pub async fn shutdown(self, limit: Duration) {
+        self.network.shutdown().await;
+        let mut worker = self.worker;
+        if tokio::time::timeout(limit, &mut worker).await.is_err() {
+            tracing::warn!(peer = %self.peer, "the worker did not stop in time; aborted");
+            worker.abort();
+        }
+    }
 }
 
 /// A running queen.
@@ -54,7 +68,7 @@ pub async fn spawn_node<F: EnvFactory>(
     let (network, events) = Network::start(identity, config)?;
     let addresses = network.wait_listening(Duration::from_secs(10)).await?;
     let peer = network.local_peer_id();
-    tokio::spawn(run_worker(
+    let worker = tokio::spawn(run_worker(
         identity.clone(),
         network.clone(),
         events,
@@ -67,6 +81,7 @@ pub async fn spawn_node<F: EnvFactory>(
         peer,
         addresses: with_peer(addresses, peer),
         replica,
+        worker,
     })
 }
 

@@ -8,7 +8,7 @@
 //! (`<data>/tasks/<task id>/events.jsonl`), from which a restarted queen resumes.
 
 use crate::artifacts::{Evidence, KeptReport};
-use crate::journal::{Journal, JournalEvent, JournalTree, JournalTreeNode, Recovered};
+use crate::journal::{Journal, JournalEvent, JournalTree, JournalTreeNode, Recovered, TaskDir};
 use ed25519_dalek::SigningKey;
 use forager_node::net::identity::peer_id_of;
 use forager_node::net::{Network, NetworkEvent, Responder, Role};
@@ -22,17 +22,19 @@ use forager_protocol::score::{ScoreInputs, uct_score};
 use forager_protocol::signing::Domain;
 use forager_protocol::trajectory::Cost;
 use forager_protocol::wire::{
-    BranchAssignment, BranchId, ExpandRequest, FoundPath, KnownLocation, KnownState, Message,
-    PageInfo, ProgressReport, ReplayReport, ReplayRequest, TaskId, TaskState, TreeSnapshot,
-    TreeStatus, WireCandidate, branch_candidates,
+    BranchAssignment, BranchCounters, BranchId, ExpandRequest, FoundPath, KnownLocation,
+    KnownState, MAX_PRUNE_REASONS, Message, PageInfo, ProgressReport, Refusal, RefusalReason,
+    ReplayReport, ReplayRequest, TaskId, TaskState, TreeSnapshot, TreeStatus, WireCandidate,
+    branch_candidates,
 };
 use forager_protocol::workflow::WORKFLOW_FILE;
 use forager_protocol::{Action, FailureReason, Fingerprint, RiskClass, TaskSpec};
 use libp2p::PeerId;
-use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 use tokio::sync::{mpsc, oneshot};
+use tokio::task::JoinSet;
 
 /// How the queen works.
 #[derive(Debug, Clone)]
@@ -71,13 +73,15 @@ impl QueenConfig {
 enum Command {
     Submit {
         task: Box<TaskSpec>,
-        reply: oneshot::Sender<Result<TaskId, String>>,
+        reply: oneshot::Sender<Result<TaskId, Refusal>>,
     },
     Status {
         task: TaskId,
         reply: oneshot::Sender<TaskState>,
     },
-    Shutdown,
+    Shutdown {
+        done: oneshot::Sender<()>,
+    },
 }
 
 /// A handle on the queen's task.
@@ -87,8 +91,11 @@ pub struct Queen {
 }
 
 impl Queen {
-    /// Submits a task; returns its id.
-    pub async fn submit(&self, task: TaskSpec) -> Result<TaskId, String> {
+    /// Submits a task; returns its id, or why the queen refused it
+    /// ([`RefusalReason::InvalidTask`], [`RefusalReason::Storage`],
+    /// [`RefusalReason::Stopping`]).
+    pub async fn submit(&self, task: TaskSpec) -> Result<TaskId, Refusal> {
+        let stopped = || Refusal::new(RefusalReason::Stopping, "the queen has stopped");
         let (reply, answer) = oneshot::channel();
         self.commands
             .send(Command::Submit {
@@ -96,10 +103,8 @@ impl Queen {
                 reply,
             })
             .await
-            .map_err(|_| "the queen has stopped".to_owned())?;
-        answer
-            .await
-            .map_err(|_| "the queen has stopped".to_owned())?
+            .map_err(|_| stopped())?;
+        answer.await.map_err(|_| stopped())?
     }
 
     /// Where a task stands.
@@ -116,9 +121,13 @@ impl Queen {
         answer.await.unwrap_or(TaskState::Unknown)
     }
 
-    /// Stops the queen.
+    /// Stops the queen: requests in flight are dropped, and the artifacts of finished tasks
+    /// are written before this returns (waiting at most a minute).
     pub async fn shutdown(&self) {
-        let _ = self.commands.send(Command::Shutdown).await;
+        let (done, stopped) = oneshot::channel();
+        if self.commands.send(Command::Shutdown { done }).await.is_ok() {
+            let _ = tokio::time::timeout(Duration::from_secs(60), stopped).await;
+        }
     }
 }
 
@@ -126,19 +135,19 @@ enum Internal {
     Expanded {
         task: TaskId,
         node: PeerId,
-        result: Result<Message, String>,
+        result: Result<Message, RequestFailed>,
     },
     Reported {
         task: TaskId,
         node: PeerId,
         branch: BranchId,
-        result: Result<Message, String>,
+        result: Result<Message, RequestFailed>,
     },
     Replayed {
         task: TaskId,
         node: PeerId,
         pending: Box<Pending>,
-        result: Result<Message, String>,
+        result: Result<Message, RequestFailed>,
     },
 }
 
@@ -220,8 +229,14 @@ struct TaskRun {
     /// Nodes that took part.
     contributors: HashSet<PeerId>,
     result: Option<RunResult>,
+    /// Artifacts to write now that the result stands (taken by the actor at once).
+    artifacts: Option<ArtifactJob>,
+    /// Whether they are being written: the task is reported done only after.
+    writing: bool,
     failures: u32,
     network: NetworkSummary,
+    /// The nodes' counters, summed over their reports (each bounded on arrival).
+    counters: BranchCounters,
     /// Nodes whose reported success could not be reproduced: no more work of this task.
     distrusted: HashSet<PeerId>,
     /// Every location the task's searches reached, with the fewest actions from the start URL
@@ -250,6 +265,8 @@ pub fn start(network: Network, events: mpsc::Receiver<NetworkEvent>, config: Que
         tasks: HashMap::new(),
         internal,
     };
+    // Fire-and-forget by design: the actor ends on `Queen::shutdown` (which waits for it to
+    // finish writing) or when every handle is dropped.
     tokio::spawn(actor.run(events, inbox, internal_inbox));
     Queen { commands }
 }
@@ -270,22 +287,73 @@ impl Actor {
         mut internal: mpsc::Receiver<Internal>,
     ) {
         self.resume_journals();
+        // Every request to a node and every artifact job is owned here: awaited, its panic
+        // logged, the requests dropped and the writes finished when the queen stops.
+        let mut requests: JoinSet<()> = JoinSet::new();
+        let mut writers: JoinSet<TaskId> = JoinSet::new();
         let mut tick = tokio::time::interval(Duration::from_millis(200));
-        loop {
+        let stopped = loop {
             tokio::select! {
                 biased;
                 command = inbox.recv() => match command {
-                    Some(Command::Shutdown) | None => break,
+                    Some(Command::Shutdown { done }) => break Some(done),
+                    None => break None,
                     Some(command) => self.on_command(command),
                 },
                 Some(message) = internal.recv() => self.on_internal(message),
+                Some(written) = writers.join_next() => self.on_written(written),
+                Some(done) = requests.join_next() => {
+                    if let Err(error) = done && error.is_panic() {
+                        tracing::error!(%error, "a request to a node panicked");
+                    }
+                }
                 event = events.recv() => match event {
                     Some(event) => self.on_network(event).await,
-                    None => break,
+                    None => break None,
                 },
                 _ = tick.tick() => {}
             }
-            self.schedule();
+            self.schedule(&mut requests);
+            self.start_writing(&mut writers);
+        };
+        requests.shutdown().await;
+        // Nothing is lost on a stop: the artifacts of finished tasks are written first.
+        self.start_writing(&mut writers);
+        while let Some(written) = writers.join_next().await {
+            self.on_written(written);
+        }
+        if let Some(done) = stopped {
+            let _ = done.send(());
+        }
+    }
+
+    /// Hands the artifact jobs of tasks that just finished to blocking threads.
+    fn start_writing(&mut self, writers: &mut JoinSet<TaskId>) {
+        for run in self.tasks.values_mut() {
+            if let Some(job) = run.artifacts.take() {
+                run.writing = true;
+                writers.spawn_blocking(move || job.write());
+            }
+        }
+    }
+
+    fn on_written(&mut self, written: Result<TaskId, tokio::task::JoinError>) {
+        match written {
+            Ok(id) => {
+                if let Some(run) = self.tasks.get_mut(&id) {
+                    run.writing = false;
+                }
+            }
+            Err(error) => {
+                // A panic while writing: the files stand as far as they got; the result is
+                // on disk already, so the tasks are reported done.
+                tracing::error!(%error, "writing a task's artifacts panicked");
+                for run in self.tasks.values_mut() {
+                    if run.writing && run.artifacts.is_none() {
+                        run.writing = false;
+                    }
+                }
+            }
         }
     }
 
@@ -319,8 +387,10 @@ impl Actor {
                 let state = match self.tasks.get(&task) {
                     None => TaskState::Unknown,
                     Some(run) => match &run.result {
-                        Some(result) => TaskState::Done(Box::new(result.clone())),
-                        None => TaskState::Running {
+                        Some(result) if !run.writing && run.artifacts.is_none() => {
+                            TaskState::Done(Box::new(result.clone()))
+                        }
+                        _ => TaskState::Running {
                             actions: run.actions,
                             nodes: run.assigned.len() as u32,
                         },
@@ -328,18 +398,21 @@ impl Actor {
                 };
                 let _ = reply.send(state);
             }
-            Command::Shutdown => {}
+            Command::Shutdown { .. } => {}
         }
     }
 
-    fn submit(&mut self, task: TaskSpec) -> Result<TaskId, String> {
-        task.validate().map_err(|e| e.to_string())?;
-        let id = TaskId::of(&task).map_err(|e| e.to_string())?;
+    fn submit(&mut self, task: TaskSpec) -> Result<TaskId, Refusal> {
+        let invalid =
+            |e: &dyn std::fmt::Display| Refusal::new(RefusalReason::InvalidTask, e.to_string());
+        task.validate().map_err(|e| invalid(&e))?;
+        let id = TaskId::of(&task).map_err(|e| invalid(&e))?;
         if self.tasks.contains_key(&id) {
             return Ok(id);
         }
         let dir = self.config.data.join("tasks").join(id.to_string());
-        let journal = Journal::create(&dir, &task).map_err(|e| e.to_string())?;
+        let journal = Journal::create(&dir, &task)
+            .map_err(|e| Refusal::new(RefusalReason::Storage, e.to_string()))?;
         tracing::info!(task = %id, goal = %task.goal, "task accepted");
         self.tasks
             .insert(id, TaskRun::new(id, task, journal, &self.config));
@@ -375,7 +448,7 @@ impl Actor {
         let answer = match message {
             Message::Submit(task) => match self.submit(*task) {
                 Ok(id) => Message::Accepted(id),
-                Err(reason) => Message::Refused(reason),
+                Err(refusal) => refusal.into(),
             },
             Message::Status(id) => {
                 let (reply, answer) = oneshot::channel();
@@ -384,7 +457,11 @@ impl Actor {
             }
             other => {
                 tracing::debug!(%peer, ?other, "request not for a queen");
-                Message::Refused("the queen does not answer this request".into())
+                Refusal::new(
+                    RefusalReason::NotServed,
+                    "the queen does not answer this request",
+                )
+                .into()
             }
         };
         let _ = self.network.respond(responder, answer).await;
@@ -403,14 +480,15 @@ impl Actor {
             .collect()
     }
 
-    fn schedule(&mut self) {
+    fn schedule(&mut self, requests: &mut JoinSet<()>) {
         let network = self.network.clone();
         let internal = self.internal.clone();
         let limit = self.config.assignment_deadline + Duration::from_secs(10);
         let chunk = self.config.chunk_actions;
         let widening = self.config.widening;
-        let send =
-            |node, request, wrap| spawn_request(&network, &internal, limit, node, request, wrap);
+        let mut send = |node, request, wrap| {
+            spawn_request(requests, &network, &internal, limit, node, request, wrap)
+        };
         let mut busy = self.busy();
         let mut idle: Vec<PeerId> = self
             .nodes
@@ -594,11 +672,23 @@ impl Actor {
     }
 }
 
-type Wrap = Box<dyn FnOnce(Result<Message, String>) -> Internal + Send>;
+type Wrap = Box<dyn FnOnce(Result<Message, RequestFailed>) -> Internal + Send>;
+
+/// Why a request to a node brought no answer.
+#[derive(Debug, thiserror::Error)]
+enum RequestFailed {
+    /// The network could not carry it (peer gone, connection closed, bad frame).
+    #[error(transparent)]
+    Network(#[from] forager_node::net::NetError),
+    /// The node did not answer within the assignment deadline.
+    #[error("no answer within {} s", .0.as_secs())]
+    Silent(Duration),
+}
 
 /// Sends a request in the background; its answer comes back as an internal message. The
 /// assignment deadline bounds every request: a silent node loses its work.
 fn spawn_request(
+    requests: &mut JoinSet<()>,
     network: &Network,
     internal: &mpsc::Sender<Internal>,
     limit: Duration,
@@ -609,11 +699,11 @@ fn spawn_request(
     let network = network.clone();
     let internal = internal.clone();
     {
-        tokio::spawn(async move {
+        requests.spawn(async move {
             let result = match tokio::time::timeout(limit, network.request(node, request)).await {
                 Ok(Ok(message)) => Ok(message),
-                Ok(Err(error)) => Err(error.to_string()),
-                Err(_) => Err(format!("no answer within {} s", limit.as_secs())),
+                Ok(Err(error)) => Err(RequestFailed::from(error)),
+                Err(_) => Err(RequestFailed::Silent(limit)),
             };
             let _ = internal.send(wrap(result)).await;
         });
@@ -635,17 +725,17 @@ impl Actor {
                             Err(_) => run.note_failure("expand report with a bad signature"),
                         }
                     }
-                    Ok(Message::Refused(reason)) => {
+                    Ok(Message::Refused { reason, detail }) => {
                         run.expand_failed.insert(node);
                         run.note_failure(&format!(
-                            "node {node} could not open the start page: {reason}"
+                            "node {node} could not open the start page ({reason}): {detail}"
                         ));
                         // One node's word is not enough to give up (it may be broken or
                         // lying): two, or every node of a smaller cluster.
-                        if reason.starts_with("start page") {
+                        if reason == RefusalReason::StartPage {
                             run.start_failures.insert(node);
                             if run.start_failures.len() >= self.nodes.len().clamp(1, 2) {
-                                run.finish_failing_with(FailureReason::NavigationFailed, reason);
+                                run.finish_failing_with(FailureReason::NavigationFailed, detail);
                             }
                         }
                     }
@@ -711,7 +801,7 @@ impl Actor {
                         run.journal.append(&JournalEvent::Reassigned {
                             node: node.to_string(),
                             branch: branch.0,
-                            reason,
+                            reason: reason.to_string(),
                         });
                     }
                 }
@@ -812,8 +902,11 @@ impl TaskRun {
             expanding: None,
             contributors: HashSet::new(),
             result: None,
+            artifacts: None,
+            writing: false,
             failures: 0,
             network: NetworkSummary::default(),
+            counters: BranchCounters::default(),
             distrusted: HashSet::new(),
             locations: HashMap::from([(start, (0, ROOT_OWNER))]),
             states: HashMap::new(),
@@ -1055,8 +1148,36 @@ impl TaskRun {
         }
     }
 
+    /// Adds a report's counters, bounded by what its actions can have caused: a restore, a
+    /// node or a prune per executed action (and the branch root), a few named reasons.
+    fn merge_counters(&mut self, report: &ProgressReport) {
+        let most = u64::from(report.actions) + report.prefix_fingerprints.len() as u64 + 1;
+        let c = &report.counters;
+        self.counters.cache_hits += c.cache_hits.min(most);
+        self.counters.cache_misses += c.cache_misses.min(most);
+        self.counters.nodes += c.nodes.min(most);
+        let named = |reason: &str| {
+            !reason.is_empty()
+                && reason.len() <= 32
+                && reason.bytes().all(|b| b.is_ascii_lowercase() || b == b'_')
+        };
+        for (reason, count) in c
+            .pruned
+            .iter()
+            .filter(|(r, _)| named(r))
+            .take(MAX_PRUNE_REASONS)
+        {
+            let known = self.counters.pruned.len() < MAX_PRUNE_REASONS;
+            if known || self.counters.pruned.contains_key(reason) {
+                *self.counters.pruned.entry(reason.clone()).or_default() +=
+                    (*count).min(u32::try_from(most).unwrap_or(u32::MAX));
+            }
+        }
+    }
+
     fn on_report(&mut self, report: ProgressReport, node: PeerId, claim: Option<Attestation>) {
         self.merge_network(&report.network);
+        self.merge_counters(&report);
         self.actions += report.actions;
         self.replayed += report.replayed;
         self.cost = self.cost.plus(report.cost);
@@ -1319,7 +1440,7 @@ impl TaskRun {
         RunResult {
             version: RESULT_VERSION,
             status: Status::Failing,
-            task_id: self.id.0.iter().map(|b| format!("{b:02x}")).collect(),
+            task_id: self.id.to_string(),
             goal: self.task.goal.clone(),
             start_url: self.task.start_url.clone(),
             seed: self.task.seed,
@@ -1342,13 +1463,14 @@ impl TaskRun {
                 replayed_actions: self.replayed,
                 browser_ms: self.cost.browser_ms,
                 tokens: self.cost.tokens,
-                nodes: self.branches.iter().map(|b| u64::from(b.visits)).sum(),
+                // The queen's root and its branches, then what the nodes grew below them.
+                nodes: 1 + self.branches.len() as u64 + self.counters.nodes,
                 iterations: self.branches.iter().map(|b| u64::from(b.visits)).sum(),
                 wall_ms: self.started.elapsed().as_millis() as u64,
                 workers: self.contributors.len() as u32,
-                cache_hits: 0,
-                cache_misses: 0,
-                pruned: BTreeMap::new(),
+                cache_hits: self.counters.cache_hits,
+                cache_misses: self.counters.cache_misses,
+                pruned: self.counters.pruned.clone(),
             },
             network: self.network.clone(),
         }
@@ -1391,71 +1513,24 @@ impl TaskRun {
         tracing::info!(task = %self.id, %finder, %verifier, steps = result.steps.len(), "pass");
         let steps = result.steps.clone();
         self.finish(result);
-        // The compiled workflow, then the report, then the trajectory that names both.
-        let mut files = self.write_common_artifacts();
-        if !steps.is_empty() {
-            match forager_protocol::workflow::compile(&self.task, &steps, &pages)
-                .map_err(|e| e.to_string())
-                .and_then(|w| w.to_json().map_err(|e| e.to_string()))
-            {
-                Ok(bytes) => match self.journal.write_file(WORKFLOW_FILE, &bytes) {
-                    Ok(()) => files.insert(2, WORKFLOW_FILE),
-                    Err(error) => {
-                        tracing::error!(task = %self.id, %error, "cannot write the workflow")
-                    }
-                },
-                Err(error) => {
-                    tracing::error!(task = %self.id, %error, "cannot compile the workflow")
-                }
-            }
-        }
-        if let Some(evidence) = &evidence
-            && let Err(error) =
-                crate::artifacts::write_screenshots(&self.journal, &evidence.screenshots)
-        {
-            tracing::error!(task = %self.id, %error, "cannot write the screenshots");
-        }
-        self.write_report();
-        if self.journal.dir().join(crate::report::REPORT_FILE).exists() {
-            files.push(crate::report::REPORT_FILE);
-        }
-        match (evidence, &self.key) {
-            (Some(evidence), Some(key)) => {
-                let written = crate::artifacts::write_trajectory(
-                    &self.journal,
-                    key,
-                    &self.task,
-                    steps,
-                    evidence,
-                    &files,
-                );
-                if let Err(error) = written {
-                    tracing::error!(task = %self.id, %error, "cannot write the trajectory");
-                }
-            }
-            // The start page itself passed (no node report stands behind an empty path), or
-            // this queen has no key to sign with.
-            _ => tracing::info!(task = %self.id, "no signed trajectory for this result"),
-        }
+        self.artifacts = Some(self.artifact_job(Some(Passed {
+            steps,
+            pages,
+            evidence,
+        })));
     }
 
-    /// Writes what every finished task has besides its journal and result (`rollouts.json`
-    /// with `keep_all`), and returns the names of the files a trajectory covers so far.
-    fn write_common_artifacts(&mut self) -> Vec<&'static str> {
-        let mut files = vec![crate::journal::JOURNAL_FILE, crate::artifacts::RESULT_FILE];
-        if self.keep_all {
-            match crate::artifacts::write_rollouts(&self.journal, &self.id, &self.kept_reports) {
-                Ok(()) => files.push(crate::artifacts::ROLLOUTS_FILE),
-                Err(error) => tracing::error!(task = %self.id, %error, "cannot write the rollouts"),
-            }
-        }
-        files
-    }
-
-    /// Writes `report.html` from the finished task's files.
-    fn write_report(&self) {
-        if let Err(error) = crate::report::write_run_report(self.journal.dir()) {
-            tracing::error!(task = %self.id, %error, "cannot write the report");
+    /// What is left to write once the result stands, to be done off the actor.
+    fn artifact_job(&mut self, passed: Option<Passed>) -> ArtifactJob {
+        ArtifactJob {
+            id: self.id,
+            task: self.task.clone(),
+            dir: self.journal.task_dir(),
+            key: self.key.clone(),
+            kept_reports: self
+                .keep_all
+                .then(|| std::mem::take(&mut self.kept_reports)),
+            passed,
         }
     }
 
@@ -1503,8 +1578,7 @@ impl TaskRun {
         let mut result = self.base_result();
         result.error = Some(RunError { reason, detail });
         self.finish(result);
-        self.write_common_artifacts();
-        self.write_report();
+        self.artifacts = Some(self.artifact_job(None));
     }
 
     fn finish(&mut self, result: RunResult) {
@@ -1514,5 +1588,90 @@ impl TaskRun {
         self.journal.write_result(&result);
         self.result = Some(result);
         self.phase = Phase::Done;
+    }
+}
+
+/// What a passing task adds to its artifacts.
+struct Passed {
+    steps: Vec<ResultStep>,
+    pages: Vec<PageInfo>,
+    evidence: Option<Evidence>,
+}
+
+/// The files a finished task leaves besides its journal and result, written on a blocking
+/// thread so the actor goes on serving other tasks: `rollouts.json` (with `--keep-all`), and
+/// for a pass the workflow, the step screenshots, then the report, then the signed trajectory
+/// that names all of their digests.
+struct ArtifactJob {
+    id: TaskId,
+    task: TaskSpec,
+    dir: TaskDir,
+    key: Option<ed25519_dalek::SigningKey>,
+    kept_reports: Option<Vec<KeptReport>>,
+    passed: Option<Passed>,
+}
+
+impl ArtifactJob {
+    fn write(mut self) -> TaskId {
+        let id = self.id;
+        let mut files = vec![crate::journal::JOURNAL_FILE, crate::artifacts::RESULT_FILE];
+        if let Some(kept) = &self.kept_reports {
+            match crate::artifacts::write_rollouts(&self.dir, &id, kept) {
+                Ok(()) => files.push(crate::artifacts::ROLLOUTS_FILE),
+                Err(error) => tracing::error!(task = %id, %error, "cannot write the rollouts"),
+            }
+        }
+        let Some(Passed {
+            steps,
+            pages,
+            evidence,
+        }) = self.passed.take()
+        else {
+            self.write_report();
+            return id;
+        };
+        if !steps.is_empty() {
+            match forager_protocol::workflow::compile(&self.task, &steps, &pages)
+                .map_err(|e| e.to_string())
+                .and_then(|w| w.to_json().map_err(|e| e.to_string()))
+            {
+                Ok(bytes) => match self.dir.write_file(WORKFLOW_FILE, &bytes) {
+                    Ok(()) => files.insert(2, WORKFLOW_FILE),
+                    Err(error) => tracing::error!(task = %id, %error, "cannot write the workflow"),
+                },
+                Err(error) => tracing::error!(task = %id, %error, "cannot compile the workflow"),
+            }
+        }
+        if let Some(evidence) = &evidence
+            && let Err(error) =
+                crate::artifacts::write_screenshots(&self.dir, &evidence.screenshots)
+        {
+            tracing::error!(task = %id, %error, "cannot write the screenshots");
+        }
+        self.write_report();
+        if self.dir.dir().join(crate::report::REPORT_FILE).exists() {
+            files.push(crate::report::REPORT_FILE);
+        }
+        match (evidence, &self.key) {
+            (Some(evidence), Some(key)) => {
+                let written = crate::artifacts::write_trajectory(
+                    &self.dir, key, &self.task, steps, evidence, &files,
+                );
+                if let Err(error) = written {
+                    tracing::error!(task = %id, %error, "cannot write the trajectory");
+                }
+            }
+            // The start page itself passed (no node report stands behind an empty path), or
+            // this queen has no key to sign with.
+            _ => tracing::info!(task = %id, "no signed trajectory for this result"),
+        }
+        id
+    }
+
+    /// Writes `report.html` from the finished task's files.
+    fn write_report(&self) {
+        if let Err(error) = crate::report::write_run_report(self.dir.dir()) {
+            tracing::error!(task = %self.id, %error, "cannot write the report");
+        }
     }
 }

@@ -309,25 +309,22 @@ impl Journal {
         }
     }
 
-    /// Writes `bytes` as `name` in the task's directory, atomically (a temporary file renamed).
+    /// The task's directory as a handle that writes files into it, for work done elsewhere
+    /// (the artifacts are written off the coordinator's task).
+    pub fn task_dir(&self) -> TaskDir {
+        TaskDir {
+            dir: self.dir.clone(),
+        }
+    }
+
+    /// Writes a file into the task's directory atomically (a temporary file, then a rename).
     pub fn write_file(&self, name: &str, bytes: &[u8]) -> std::io::Result<()> {
-        let path = self.dir.join(name);
-        let temporary = self.dir.join(format!("{name}.partial"));
-        std::fs::write(&temporary, bytes)?;
-        std::fs::rename(&temporary, &path)
+        self.task_dir().write_file(name, bytes)
     }
 
     /// Writes `result.json` next to the journal (atomically).
     pub fn write_result(&self, result: &RunResult) {
-        let path = self.dir.join("result.json");
-        let temporary = self.dir.join("result.json.partial");
-        let written = serde_json::to_string_pretty(result)
-            .map_err(std::io::Error::other)
-            .and_then(|text| std::fs::write(&temporary, text))
-            .and_then(|()| std::fs::rename(&temporary, &path));
-        if let Err(error) = written {
-            tracing::error!(%error, path = %path.display(), "cannot write the result");
-        }
+        self.task_dir().write_result(result)
     }
 
     /// Unfinished tasks under `tasks_dir`, with their journals reopened.
@@ -490,5 +487,39 @@ mod tests {
         drop(recovered);
         std::fs::remove_file(dir.join(INPUTS_FILE)).expect("remove");
         assert!(Journal::recover_all(root.path()).is_empty());
+    }
+}
+
+/// A task's directory: where its journal, result and artifacts are written.
+#[derive(Debug, Clone)]
+pub struct TaskDir {
+    dir: PathBuf,
+}
+
+impl TaskDir {
+    /// The directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Writes `bytes` as `name` in the task's directory, atomically (a temporary file renamed).
+    pub fn write_file(&self, name: &str, bytes: &[u8]) -> std::io::Result<()> {
+        let path = self.dir.join(name);
+        let temporary = self.dir.join(format!("{name}.partial"));
+        std::fs::write(&temporary, bytes)?;
+        std::fs::rename(&temporary, &path)
+    }
+
+    /// Writes `result.json` next to the journal (atomically).
+    pub fn write_result(&self, result: &RunResult) {
+        let path = self.dir.join("result.json");
+        let temporary = self.dir.join("result.json.partial");
+        let written = serde_json::to_string_pretty(result)
+            .map_err(std::io::Error::other)
+            .and_then(|text| std::fs::write(&temporary, text))
+            .and_then(|()| std::fs::rename(&temporary, &path));
+        if let Err(error) = written {
+            tracing::error!(%error, path = %path.display(), "cannot write the result");
+        }
     }
 }

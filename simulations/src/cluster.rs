@@ -192,6 +192,11 @@ impl EnvFactory for SimFactory {
         })
     }
 
+    fn page_cache(_env: &SimBrowser) -> (u64, u64) {
+        // A simulated site restores by replaying its (free) actions: there is no page cache.
+        (0, 0)
+    }
+
     fn network(_env: &SimBrowser) -> NetworkSummary {
         NetworkSummary::default()
     }

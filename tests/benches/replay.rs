@@ -258,6 +258,8 @@ fn main() {
             this[1],
             this[0] / this[1]
         );
+        // A synchronous bench: the pause lets the machine settle between repetitions.
+        #[allow(clippy::disallowed_methods)]
         std::thread::sleep(Duration::from_millis(200));
     }
     println!("forager replay vs Playwright, a 10-step workflow, {reps} repetitions (medians):");

@@ -1,5 +1,8 @@
 //! Helpers for forager's end-to-end tests: finding (and if need be building) the `forager`
 //! binary of the current profile, and running it with a timeout.
+// These helpers are synchronous (they wait for processes on the test thread): a blocking
+// sleep is their poll interval.
+#![allow(clippy::disallowed_methods)]
 
 use forager_protocol::result::RunResult;
 use std::path::PathBuf;

@@ -654,6 +654,7 @@ async fn a_node_faking_a_success_does_not_win() {
                         exhausted: false,
                         error: None,
                         network: Default::default(),
+                        counters: Default::default(),
                         // Claims to have reached far more than one action can.
                         locations: (0..1000)
                             .map(|location| KnownLocation { location, depth: 1 })
@@ -674,7 +675,10 @@ async fn a_node_faking_a_success_does_not_win() {
                         Signed::new(liar_id.signing_key(), Domain::Report, report).expect("signs"),
                     ))
                 }
-                _ => Message::Refused("no".into()),
+                _ => Message::from(forager_protocol::wire::Refusal::new(
+                    forager_protocol::wire::RefusalReason::NotServed,
+                    "no",
+                )),
             };
             let _ = liar_net.respond(responder, answer).await;
         }

@@ -541,7 +541,7 @@ async fn explore_and_count_leftovers(
             started.elapsed() < forager_tests::LIMIT,
             "forager did not finish"
         );
-        std::thread::sleep(std::time::Duration::from_millis(20));
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
     };
     // Counted at once: a program that owns browsers waits for them before it exits.
     let left = forager_tests::processes_in_groups(&groups);

@@ -385,7 +385,7 @@ async fn keep_all_keeps_every_finished_trajectory_signed() {
     let bytes = std::fs::read(run.out.join("rollouts.json")).expect("rollouts.json");
     let document: RolloutsDocument = serde_json::from_slice(&bytes).expect("a rollouts document");
     let result = run.result.as_ref().expect("result");
-    assert_eq!(document.task_id, result.task_id[..16]);
+    assert_eq!(document.task_id, result.task_id);
     assert!(!document.reports.is_empty());
     // More finished trajectories than the winning path's states, and the winner among them.
     assert!(

@@ -851,6 +851,12 @@ impl crate::worker::EnvFactory for ChromiumFactory {
         }
     }
 
+    fn page_cache(env: &ChromiumEnv) -> (u64, u64) {
+        let stats = env.stats();
+        // A walk back through history is part of a hit, not a restore of its own.
+        (stats.cache_hits, stats.cache_misses)
+    }
+
     fn network(env: &ChromiumEnv) -> forager_protocol::result::NetworkSummary {
         env.network().summary()
     }

@@ -12,11 +12,11 @@ use tokio::sync::{mpsc, oneshot};
 
 enum Command {
     Get {
-        reply: oneshot::Sender<Result<(Arc<Browser>, u64), String>>,
+        reply: oneshot::Sender<Result<(Arc<Browser>, u64), LaunchError>>,
     },
     Restart {
         seen: u64,
-        reply: oneshot::Sender<Result<(Arc<Browser>, u64), String>>,
+        reply: oneshot::Sender<Result<(Arc<Browser>, u64), LaunchError>>,
     },
     Pid {
         reply: oneshot::Sender<Option<u32>>,
@@ -37,14 +37,22 @@ pub struct BrowserPool {
 }
 
 /// The browser could not be had.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{0}")]
-pub struct PoolError(pub String);
+#[derive(Debug, thiserror::Error)]
+pub enum PoolError {
+    /// The pool has been shut down (or its task is gone).
+    #[error("the browser pool has stopped")]
+    Stopped,
+    /// Chromium could not be launched.
+    #[error(transparent)]
+    Launch(#[from] LaunchError),
+}
 
 impl BrowserPool {
     /// Starts the pool's task (the browser itself starts on first use).
     pub fn new(options: BrowserOptions) -> BrowserPool {
         let (commands, mut inbox) = mpsc::channel::<Command>(16);
+        // Fire-and-forget by design: the task ends on `shutdown` or when the last handle is
+        // dropped, and kills its browser (awaited) either way.
         tokio::spawn(async move {
             let mut process: Option<BrowserProcess> = None;
             let mut generation = 0u64;
@@ -96,28 +104,23 @@ impl BrowserPool {
         &self,
         make: impl FnOnce(oneshot::Sender<T>) -> Command,
     ) -> Result<T, PoolError> {
-        let (reply, answer) = oneshot::channel();
-        self.commands
-            .send(make(reply))
+        crate::actor::ask(&self.commands, make)
             .await
-            .map_err(|_| PoolError("the browser pool has stopped".into()))?;
-        answer
-            .await
-            .map_err(|_| PoolError("the browser pool has stopped".into()))
+            .map_err(|_| PoolError::Stopped)
     }
 
     /// The browser and its generation, launching it if needed.
     pub async fn browser(&self) -> Result<(Arc<Browser>, u64), PoolError> {
         self.ask(|reply| Command::Get { reply })
             .await?
-            .map_err(PoolError)
+            .map_err(PoolError::Launch)
     }
 
     /// Restarts the browser if it is still the generation `seen`; returns the current one.
     pub async fn restart(&self, seen: u64) -> Result<(Arc<Browser>, u64), PoolError> {
         self.ask(|reply| Command::Restart { seen, reply })
             .await?
-            .map_err(PoolError)
+            .map_err(PoolError::Launch)
     }
 
     /// The browser's PID, if it runs.
@@ -145,7 +148,7 @@ async fn ensure(
     process: &mut Option<BrowserProcess>,
     generation: &mut u64,
     options: &BrowserOptions,
-) -> Result<(Arc<Browser>, u64), String> {
+) -> Result<(Arc<Browser>, u64), LaunchError> {
     if let Some(running) = process.as_mut() {
         if running.is_alive() {
             return Ok((running.browser().clone(), *generation));
@@ -155,9 +158,7 @@ async fn ensure(
             dead.shutdown().await;
         }
     }
-    let launched = BrowserProcess::launch(options)
-        .await
-        .map_err(|e: LaunchError| e.to_string())?;
+    let launched = BrowserProcess::launch(options).await?;
     *generation += 1;
     let browser = launched.browser().clone();
     *process = Some(launched);

@@ -194,7 +194,8 @@ impl BrowserProcess {
                 ));
             }
         };
-        // Keep draining stderr so Chromium never blocks on a full pipe.
+        // Keep draining stderr so Chromium never blocks on a full pipe. Fire-and-forget: it
+        // ends when the pipe closes, that is when the process group is killed.
         tokio::spawn(async move {
             while let Ok(Some(line)) = lines.next_line().await {
                 tracing::trace!(target: "chromium", "{line}");
@@ -278,6 +279,9 @@ impl BrowserProcess {
 }
 
 impl Drop for BrowserProcess {
+    // Drop cannot await: the fallback when `shutdown` was not awaited waits here, bounded by
+    // GROUP_EXIT_LIMIT, so that no browser outlives its handle.
+    #[allow(clippy::disallowed_methods)]
     fn drop(&mut self) {
         kill_group(self.pid);
         let stragglers = kill_stragglers(self.profile.path());
@@ -380,6 +384,8 @@ fn group_gone(pgid: u32) -> bool {
 /// that outlived its parent) and reaps them, until none is left or `limit` passes. Returns how
 /// many it reaped. Call it once every runtime that owned a child process has been dropped, so
 /// that nobody else is waiting for them.
+// Synchronous by design (it runs after the runtimes are gone): the sleep is a poll interval.
+#[allow(clippy::disallowed_methods)]
 pub fn reap_orphans(limit: Duration) -> usize {
     let me = rustix::process::getpid().as_raw_nonzero().get().to_string();
     let started = Instant::now();

@@ -24,6 +24,7 @@ use chromiumoxide::cdp::browser_protocol::target::{
     CreateBrowserContextParams, CreateTargetParams,
 };
 use chromiumoxide::cdp::js_protocol::runtime::{EventConsoleApiCalled, EventExceptionThrown};
+use chromiumoxide::error::CdpError;
 use chromiumoxide::layout::Point;
 use chromiumoxide::page::ScreenshotParams;
 use chromiumoxide::types::MethodId;
@@ -240,27 +241,18 @@ impl std::fmt::Debug for Tab {
 }
 
 /// Runs a CDP future under a timeout, mapping failures to named errors.
-async fn timed<T, E: std::fmt::Display>(
+async fn timed<T>(
     operation: &'static str,
     limit: Duration,
-    future: impl Future<Output = Result<T, E>>,
+    future: impl Future<Output = Result<T, CdpError>>,
 ) -> Result<T, EnvError> {
     match tokio::time::timeout(limit, future).await {
         Ok(Ok(value)) => Ok(value),
-        Ok(Err(error)) => {
-            let text = error.to_string();
-            // A dead connection means a dead browser.
-            if text.contains("channel closed")
-                || text.contains("ChannelSendError")
-                || text.contains("oneshot canceled")
-                || text.contains("connection closed")
-                || text.contains("Target closed")
-            {
-                Err(EnvError::Crashed(format!("{operation}: {text}")))
-            } else {
-                Err(EnvError::Other(format!("{operation}: {text}")))
-            }
-        }
+        // A dead connection means a dead browser.
+        Ok(Err(
+            error @ (CdpError::ChannelSendError(_) | CdpError::Ws(_) | CdpError::NoResponse),
+        )) => Err(EnvError::Crashed(format!("{operation}: {error}"))),
+        Ok(Err(error)) => Err(EnvError::Other(format!("{operation}: {error}"))),
         Err(_) => Err(EnvError::Timeout {
             operation,
             after_ms: limit.as_millis() as u64,
@@ -791,6 +783,7 @@ impl Tab {
         };
         let (answer, mut answered) = tokio::sync::oneshot::channel();
         let limit = self.timeouts.navigation;
+        // Fire-and-forget: bounded by `limit`; the answer is polled below.
         tokio::spawn(async move {
             let response = tokio::time::timeout(limit, page.execute(command)).await;
             let _ = answer.send(response.ok().map(|r| r.map(|r| r.result)));

@@ -94,7 +94,10 @@ mod tests {
     #[test]
     fn frames_round_trip_and_oversized_lengths_are_refused_unread() {
         futures::executor::block_on(async {
-            let message = Message::Refused("no".into());
+            let message = Message::from(forager_protocol::wire::Refusal::new(
+                forager_protocol::wire::RefusalReason::NotServed,
+                "no",
+            ));
             let mut buffer = futures::io::Cursor::new(Vec::new());
             write_message(&mut buffer, &message).await.expect("writes");
             let mut reader = futures::io::Cursor::new(buffer.into_inner());

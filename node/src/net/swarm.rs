@@ -311,6 +311,8 @@ impl Network {
             roles: HashMap::new(),
             accepted_bytes: 0,
         };
+        // Fire-and-forget by design: the actor ends on `shutdown` or when the last `Network`
+        // handle is dropped, and owns nothing that outlives it.
         tokio::spawn(actor.run());
         Ok((Network { commands, local }, outbox))
     }
@@ -324,12 +326,9 @@ impl Network {
         &self,
         make: impl FnOnce(oneshot::Sender<T>) -> Command,
     ) -> Result<T, NetError> {
-        let (reply, answer) = oneshot::channel();
-        self.commands
-            .send(make(reply))
+        crate::actor::ask(&self.commands, make)
             .await
-            .map_err(|_| NetError::Stopped)?;
-        answer.await.map_err(|_| NetError::Stopped)
+            .map_err(|_| NetError::Stopped)
     }
 
     /// Publishes gossip data on the trajectory topic.

@@ -291,7 +291,12 @@ mod tests {
             v.check(Some(me), me, b"garbage", now).err(),
             Some(Rejection::Malformed)
         );
-        let not_announcement = Message::Refused("x".into()).encode().expect("encodes");
+        let not_announcement = Message::from(forager_protocol::wire::Refusal::new(
+            forager_protocol::wire::RefusalReason::NotServed,
+            "x",
+        ))
+        .encode()
+        .expect("encodes");
         assert_eq!(
             v.check(Some(me), me, &not_announcement, now).err(),
             Some(Rejection::NotAnnouncement)

@@ -309,6 +309,11 @@ impl<A: Clone> Search<A> {
         &self.metrics
     }
 
+    /// Children pruned so far, by reason name.
+    pub fn prunes(&self) -> &BTreeMap<&'static str, u32> {
+        &self.prunes
+    }
+
     /// Whether any job is in flight.
     pub fn busy(&self) -> bool {
         !self.in_flight.is_empty()

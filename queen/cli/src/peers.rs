@@ -12,6 +12,7 @@ use forager_node::net::{
     Network, NetworkConfig, NodeIdentity, Role, format_cluster_key, parse_cluster_key,
 };
 use forager_node::worker::WorkerConfig;
+use forager_protocol::wire::RefusalReason;
 use forager_protocol::wire::{Message, TaskState};
 use forager_queen::cluster::{spawn_node, spawn_queen};
 use forager_queen::coordinator::QueenConfig;
@@ -213,7 +214,13 @@ pub fn submit(args: &SubmitArgs, runtime: &tokio::runtime::Runtime) -> anyhow::R
         };
         let id = match ask(Message::Submit(Box::new(task.clone()))).await? {
             Message::Accepted(id) => id,
-            Message::Refused(reason) => return Err(BadInput(reason).into()),
+            Message::Refused {
+                reason: RefusalReason::InvalidTask,
+                detail,
+            } => return Err(BadInput(detail).into()),
+            Message::Refused { reason, detail } => {
+                anyhow::bail!("the queen refused the task ({reason}): {detail}")
+            }
             other => anyhow::bail!("unexpected answer from the queen: {other:?}"),
         };
         eprintln!("task {id} accepted");

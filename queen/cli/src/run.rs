@@ -12,14 +12,14 @@ use forager_node::net::{NetworkConfig, NodeIdentity, Role};
 use forager_node::worker::WorkerConfig;
 use forager_protocol::artifact::TRAJECTORY_FILE;
 use forager_protocol::result::{RESULT_VERSION, RunError, RunResult, Status};
-use forager_protocol::wire::{TaskId, TaskState};
+use forager_protocol::wire::{RefusalReason, TaskId, TaskState};
 use forager_protocol::workflow::WORKFLOW_FILE;
 use forager_protocol::{FailureReason, TaskSpec};
 use forager_queen::artifacts::{RESULT_FILE, ROLLOUTS_FILE, screenshot_name};
 use forager_queen::cluster::{
-    loopback, random_cluster_key, spawn_node, spawn_queen, wait_for_peers,
+    NodeHandle, QueenHandle, loopback, random_cluster_key, spawn_node, spawn_queen, wait_for_peers,
 };
-use forager_queen::coordinator::QueenConfig;
+use forager_queen::coordinator::{Queen, QueenConfig};
 use forager_queen::journal::JOURNAL_FILE;
 use forager_queen::report::REPORT_FILE;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -79,7 +79,7 @@ fn interrupted(task: &TaskSpec, id: &TaskId, started: Instant) -> RunResult {
     RunResult {
         version: RESULT_VERSION,
         status: Status::Failing,
-        task_id: id.0.iter().map(|b| format!("{b:02x}")).collect(),
+        task_id: id.to_string(),
         goal: task.goal.clone(),
         start_url: task.start_url.clone(),
         seed: task.seed,
@@ -117,104 +117,29 @@ pub async fn run_task(task: TaskSpec, options: RunOptions) -> anyhow::Result<Run
         },
     )
     .await?;
-    let mut pools = Vec::new();
-    let mut nodes = Vec::new();
-    let mut bootstrap = queen.addresses.clone();
-    let launched: anyhow::Result<()> = async {
-        for _ in 0..options.nodes.max(1) {
-            let pool = BrowserPool::new(options.browser.clone());
-            pools.push(pool.clone());
-            // Start Chromium now, so that a missing browser is a clear error at once.
-            pool.browser().await?;
-            let factory = Arc::new(ChromiumFactory {
-                pool,
-                options: EnvOptions {
-                    cache_capacity: options.page_cache,
-                    init_script: options.init_script.clone(),
-                    ..EnvOptions::default()
-                },
-            });
-            let node = spawn_node(
-                &NodeIdentity::generate(),
-                NetworkConfig {
-                    listen: vec![loopback()],
-                    bootstrap: bootstrap.clone(),
-                    ..NetworkConfig::new(Role::Node, key)
-                },
-                Arc::new(Replica::in_memory(10_000)),
-                factory,
-                WorkerConfig::default(),
-            )
-            .await?;
-            bootstrap.extend(node.addresses.clone());
-            nodes.push(node);
-        }
-        wait_for_peers(
-            &queen.network,
-            Role::Node,
-            options.nodes.max(1) as usize,
-            Duration::from_secs(30),
-        )
-        .await?;
-        Ok(())
+    let mut cluster = Embedded {
+        queen,
+        nodes: Vec::new(),
+        pools: Vec::new(),
+    };
+    // Whatever happens from here, the cluster is shut down once, on the one path below.
+    let watched = async {
+        cluster.launch(&options, key).await?;
+        let id = cluster
+            .queen
+            .queen
+            .submit(task.clone())
+            .await
+            .map_err(|refusal| match refusal.reason {
+                RefusalReason::InvalidTask => anyhow::Error::from(BadInput(refusal.detail)),
+                _ => anyhow::Error::from(refusal),
+            })?;
+        let result = watch(&cluster.queen.queen, &task, id, &options, started).await;
+        Ok::<_, anyhow::Error>((id, result))
     }
     .await;
-    let stop = |pools: Vec<BrowserPool>, nodes: Vec<forager_queen::cluster::NodeHandle>| async move {
-        for node in &nodes {
-            node.network.shutdown().await;
-        }
-        for pool in &pools {
-            pool.shutdown().await;
-        }
-    };
-    if let Err(error) = launched {
-        stop(pools, nodes).await;
-        queen.network.shutdown().await;
-        return Err(error);
-    }
-    let id = match queen.queen.submit(task.clone()).await {
-        Ok(id) => id,
-        Err(reason) => {
-            stop(pools, nodes).await;
-            queen.network.shutdown().await;
-            return Err(BadInput(reason).into());
-        }
-    };
-    tracing::info!(task = %id, nodes = options.nodes, "task submitted to the embedded cluster");
-
-    let bar = options.progress.then(|| {
-        let bar = ProgressBar::new(u64::from(task.budget.actions));
-        let style = ProgressStyle::with_template(
-            "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} actions · {msg}",
-        )
-        .unwrap_or_else(|_| ProgressStyle::default_bar());
-        bar.set_style(style);
-        bar
-    });
-    let stop_signal = crate::stop_requested();
-    tokio::pin!(stop_signal);
-    let result = loop {
-        tokio::select! {
-            _ = &mut stop_signal => break interrupted(&task, &id, started),
-            _ = tokio::time::sleep(Duration::from_millis(200)) => {}
-        }
-        match queen.queen.status(id).await {
-            TaskState::Done(result) => break *result,
-            TaskState::Running { actions, nodes } => {
-                if let Some(bar) = &bar {
-                    bar.set_position(u64::from(actions));
-                    bar.set_message(format!("{nodes} nodes busy"));
-                }
-            }
-            TaskState::Unknown => break interrupted(&task, &id, started),
-        }
-    };
-    if let Some(bar) = &bar {
-        bar.finish_and_clear();
-    }
-    queen.queen.shutdown().await;
-    stop(pools, nodes).await;
-    queen.network.shutdown().await;
+    cluster.shutdown().await;
+    let (id, result) = watched?;
 
     // The run directory holds the queen's files of the task as they are (the trajectory
     // names the journal's and the result's digests): events, result, signed trajectory.
@@ -252,4 +177,110 @@ pub async fn run_task(task: TaskSpec, options: RunOptions) -> anyhow::Result<Run
         result,
         out: options.out,
     })
+}
+
+/// A queen and its nodes in this process, with their browsers.
+struct Embedded {
+    queen: QueenHandle,
+    nodes: Vec<NodeHandle>,
+    pools: Vec<BrowserPool>,
+}
+
+impl Embedded {
+    /// Starts the nodes (each with its own Chromium) and waits until the queen sees them all.
+    async fn launch(&mut self, options: &RunOptions, key: [u8; 32]) -> anyhow::Result<()> {
+        let mut bootstrap = self.queen.addresses.clone();
+        for _ in 0..options.nodes.max(1) {
+            let pool = BrowserPool::new(options.browser.clone());
+            self.pools.push(pool.clone());
+            // Start Chromium now, so that a missing browser is a clear error at once.
+            pool.browser().await?;
+            let factory = Arc::new(ChromiumFactory {
+                pool,
+                options: EnvOptions {
+                    cache_capacity: options.page_cache,
+                    init_script: options.init_script.clone(),
+                    ..EnvOptions::default()
+                },
+            });
+            let node = spawn_node(
+                &NodeIdentity::generate(),
+                NetworkConfig {
+                    listen: vec![loopback()],
+                    bootstrap: bootstrap.clone(),
+                    ..NetworkConfig::new(Role::Node, key)
+                },
+                Arc::new(Replica::in_memory(10_000)),
+                factory,
+                WorkerConfig::default(),
+            )
+            .await?;
+            bootstrap.extend(node.addresses.clone());
+            self.nodes.push(node);
+        }
+        wait_for_peers(
+            &self.queen.network,
+            Role::Node,
+            options.nodes.max(1) as usize,
+            Duration::from_secs(30),
+        )
+        .await?;
+        Ok(())
+    }
+
+    /// Stops the coordinator (its artifacts written), the nodes (their workers awaited), the
+    /// browsers, and the queen's network, in that order.
+    async fn shutdown(self) {
+        self.queen.queen.shutdown().await;
+        for node in self.nodes {
+            node.shutdown(Duration::from_secs(10)).await;
+        }
+        for pool in &self.pools {
+            pool.shutdown().await;
+        }
+        self.queen.network.shutdown().await;
+    }
+}
+
+/// Follows a submitted task until it is done or the user stops the run, with a progress bar
+/// when asked.
+async fn watch(
+    queen: &Queen,
+    task: &TaskSpec,
+    id: TaskId,
+    options: &RunOptions,
+    started: Instant,
+) -> RunResult {
+    tracing::info!(task = %id, nodes = options.nodes, "task submitted to the embedded cluster");
+    let bar = options.progress.then(|| {
+        let bar = ProgressBar::new(u64::from(task.budget.actions));
+        let style = ProgressStyle::with_template(
+            "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} actions · {msg}",
+        )
+        .unwrap_or_else(|_| ProgressStyle::default_bar());
+        bar.set_style(style);
+        bar
+    });
+    let stop_signal = crate::stop_requested();
+    tokio::pin!(stop_signal);
+    let result = loop {
+        tokio::select! {
+            _ = &mut stop_signal => break interrupted(task, &id, started),
+            _ = tokio::time::sleep(Duration::from_millis(200)) => {}
+        }
+        match queen.status(id).await {
+            TaskState::Done(result) => break *result,
+            TaskState::Running { actions, nodes } => {
+                if let Some(bar) = &bar {
+                    bar.set_position(u64::from(actions));
+                    bar.set_message(format!("{nodes} nodes busy"));
+                }
+            }
+            TaskState::Unknown => break interrupted(task, &id, started),
+        }
+    };
+    if let Some(bar) = &bar {
+        bar.finish_and_clear();
+    }
+    result
 }
