@@ -13,6 +13,9 @@
 //! - [`browser`]: headless Chromium as an [`Environment`].
 //! - [`net`]: the libp2p swarm (private network, gossip with validation, request-response).
 //! - [`index`]: the HNSW replica of the cluster's trajectories, persisted and synced.
+//! - [`goal`]: what a goal's text names literally (quotes, numbers, names, positions).
+//! - [`worker`]: a node's loop: expansions, branch searches, replays and syncs asked by peers.
+//! - [`actor`]: the request/reply helper of the node's actors (swarm, browser pool).
 
 pub mod actor;
 pub mod browser;

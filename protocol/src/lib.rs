@@ -13,16 +13,20 @@
 //! - [`outcome`]: named failure and pruning reasons, shared by the engine and the result document.
 //! - [`codec`]: the only place bincode is used; versioned, size-limited framing.
 //! - [`signing`]: Ed25519 signatures over a domain-separated canonical encoding.
-//! - [`wire`]: the messages peers exchange.
+//! - [`wire`]: the messages peers exchange, and why a peer refuses a request.
+//! - [`digest`]: SHA-256 digests (raw on the wire, hex in documents).
+//! - [`result`]: the result document (`result.json`) every run writes.
+//! - [`verdict`]: the validator's verdict on a submit-shaped action.
 //! - [`artifact`]: the signed trajectory a run leaves behind, and its hash chain.
 //! - [`workflow`]: the compiled workflow (`workflow.json`) and its compiler.
 //!
-//! Types here are `Serialize` because they cross a boundary (disk, network, the result
-//! document); internal state of the other crates is not.
+//! Types here are `Serialize` because they cross a boundary (the network, or a document someone
+//! else reads). The imports between modules form no circle.
 
 pub mod action;
 pub mod artifact;
 pub mod codec;
+pub mod digest;
 pub mod fingerprint;
 pub mod meaningful;
 pub mod observation;

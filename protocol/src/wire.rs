@@ -6,8 +6,8 @@
 //! fingerprints, costs), never on text a page or a peer wrote.
 
 use crate::action::Action;
-use crate::artifact::Digest32;
 use crate::codec::{self, CodecError};
+use crate::digest::Digest32;
 use crate::fingerprint::Fingerprint;
 use crate::outcome::PruneReason;
 use crate::result::{NetworkSummary, RunResult};

@@ -12,9 +12,11 @@
 //!   `--keep-all`), and `verify_run_dir`, behind `forager verify`.
 //! - [`report`]: `report.html`, the page a person looks at.
 //! - [`cluster`]: starting a node or a queen: network, replica, worker or coordinator.
+//! - [`http`]: a router served on a loopback port (the demo site, the test fixtures).
 
 pub mod artifacts;
 pub mod cluster;
 pub mod coordinator;
+pub mod http;
 pub mod journal;
 pub mod report;

@@ -5,19 +5,13 @@
 //! search that let one through would be caught. Nondeterminism and latency are drawn from a
 //! seeded generator, so a run is repeatable.
 
-use crate::site::{Effect, PageKind, SimState, Site};
-use forager_node::embed::text_features;
+use crate::site::{PageKind, SimState, Site, SiteTables};
 use forager_node::environment::{Candidate, EnvError, Environment, StateInfo, Step};
 use forager_protocol::trajectory::Cost;
 use forager_protocol::{Fingerprint, RiskClass};
 use rand::rngs::ChaCha8Rng;
 use rand::{RngExt, SeedableRng};
 use std::sync::Arc;
-
-/// The location hash of a page path, as a browser would hash a URL.
-pub fn location_of(path: &str) -> u64 {
-    forager_node::embed::stable_hash(path.as_bytes())
-}
 
 /// What the environment saw happen.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -36,84 +30,10 @@ pub struct Counters {
     pub browser_ms: u64,
 }
 
-/// Per-site lookup tables: fingerprints and locations of every state, value hints and
-/// candidate lists of every page. Built once per site.
-#[derive(Debug, PartialEq)]
-pub struct EnvTables {
-    fingerprints: Vec<Fingerprint>,
-    hints: Vec<f64>,
-    locations: Vec<u64>,
-    candidates: Vec<Vec<Candidate<u32>>>,
-}
-
-impl EnvTables {
-    fn build(site: &Site) -> EnvTables {
-        let mut fingerprints = Vec::with_capacity(site.pages.len() * 2);
-        for (page, info) in site.pages.iter().enumerate() {
-            for logged_in in [false, true] {
-                let identity = format!("{}|{}|{}|{logged_in}", site.seed, page, info.path);
-                fingerprints.push(Fingerprint::of_bytes("forager/sim", identity.as_bytes()));
-            }
-        }
-        // A page's text is its title and its links: a page linking to something like the goal
-        // looks promising, as it does to a reader (decoys exploit exactly that).
-        let goal = text_features(&site.goal);
-        let hints = site
-            .pages
-            .iter()
-            .map(|p| {
-                let title = f64::from(goal.cosine(&text_features(&p.title)).max(0.0));
-                let best_link = p
-                    .actions
-                    .iter()
-                    .map(|&a| site.actions[a as usize].affinity)
-                    .fold(0.0, f64::max);
-                title.max(0.8 * best_link)
-            })
-            .collect();
-        let locations = site.pages.iter().map(|p| location_of(&p.path)).collect();
-        let candidates = site
-            .pages
-            .iter()
-            .map(|page| {
-                let total: f64 = page
-                    .actions
-                    .iter()
-                    .map(|&a| site.actions[a as usize].affinity + 0.05)
-                    .sum();
-                page.actions
-                    .iter()
-                    .map(|&a| {
-                        let def = &site.actions[a as usize];
-                        // A link's href is visible before clicking; forms and buttons are not.
-                        let target = match def.effect {
-                            Effect::Link(to) => Some(location_of(&site.pages[to as usize].path)),
-                            _ => None,
-                        };
-                        Candidate {
-                            action: a,
-                            prior: (def.affinity + 0.05) / total.max(f64::MIN_POSITIVE),
-                            risk: def.risk,
-                            key: def.key,
-                            target,
-                        }
-                    })
-                    .collect()
-            })
-            .collect();
-        EnvTables {
-            fingerprints,
-            hints,
-            locations,
-            candidates,
-        }
-    }
-}
-
 /// A simulated browsing session on one site.
 pub struct SimEnvironment {
     site: Arc<Site>,
-    tables: Arc<EnvTables>,
+    tables: Arc<SiteTables>,
     state: SimState,
     rng: ChaCha8Rng,
     ceiling: RiskClass,
@@ -124,10 +44,7 @@ impl SimEnvironment {
     /// A session on `site`; `seed` drives nondeterminism and latency, `ceiling` is what counts
     /// as unsafe.
     pub fn new(site: Arc<Site>, seed: u64, ceiling: RiskClass) -> SimEnvironment {
-        let tables = site
-            .tables
-            .get_or_init(|| Arc::new(EnvTables::build(&site)))
-            .clone();
+        let tables = site.tables();
         let state = site.start();
         SimEnvironment {
             rng: ChaCha8Rng::seed_from_u64(site.seed ^ seed.rotate_left(17)),

@@ -11,8 +11,9 @@
 //! states using only actions at or under the default risk ceiling, without glitches.
 
 use forager_node::embed::{action_key, text_features, text_similarity};
-use forager_protocol::RiskClass;
+use forager_node::environment::Candidate;
 use forager_protocol::risk::{self, ActionShape, RiskContext};
+use forager_protocol::{Fingerprint, RiskClass};
 use rand::rngs::ChaCha8Rng;
 use rand::{RngExt, SeedableRng};
 use serde::{Deserialize, Serialize};
@@ -224,9 +225,8 @@ pub struct Site {
     pub seed: u64,
     /// Shortest successful path using actions at or under the default ceiling.
     pub optimal_actions: Option<u32>,
-    /// The environment's lookup tables, built once by the first environment on this site
-    /// and shared by every later one (a sweep runs hundreds of searches per site).
-    pub tables: std::sync::OnceLock<std::sync::Arc<crate::env::EnvTables>>,
+    /// The lookup tables environments on this site read, built once (see [`Site::tables`]).
+    tables: std::sync::OnceLock<std::sync::Arc<SiteTables>>,
 }
 
 const SECTIONS: &[&str] = &[
@@ -870,5 +870,94 @@ mod tests {
             ..SiteParams::default()
         };
         assert_eq!(generate(&bad, 0, 0).expect_err("invalid").field, "pages");
+    }
+}
+
+/// The location hash of a page path, as a browser would hash a URL.
+pub fn location_of(path: &str) -> u64 {
+    forager_node::embed::stable_hash(path.as_bytes())
+}
+
+/// A site's lookup tables, as its environments read them: fingerprints and locations of every
+/// state, value hints and candidate lists of every page. Built once per site (a sweep runs
+/// hundreds of searches on each), by the first environment that asks.
+#[derive(Debug, PartialEq)]
+pub struct SiteTables {
+    pub(crate) fingerprints: Vec<Fingerprint>,
+    pub(crate) hints: Vec<f64>,
+    pub(crate) locations: Vec<u64>,
+    pub(crate) candidates: Vec<Vec<Candidate<u32>>>,
+}
+
+impl SiteTables {
+    fn build(site: &Site) -> SiteTables {
+        let mut fingerprints = Vec::with_capacity(site.pages.len() * 2);
+        for (page, info) in site.pages.iter().enumerate() {
+            for logged_in in [false, true] {
+                let identity = format!("{}|{}|{}|{logged_in}", site.seed, page, info.path);
+                fingerprints.push(Fingerprint::of_bytes("forager/sim", identity.as_bytes()));
+            }
+        }
+        // A page's text is its title and its links: a page linking to something like the goal
+        // looks promising, as it does to a reader (decoys exploit exactly that).
+        let goal = text_features(&site.goal);
+        let hints = site
+            .pages
+            .iter()
+            .map(|p| {
+                let title = f64::from(goal.cosine(&text_features(&p.title)).max(0.0));
+                let best_link = p
+                    .actions
+                    .iter()
+                    .map(|&a| site.actions[a as usize].affinity)
+                    .fold(0.0, f64::max);
+                title.max(0.8 * best_link)
+            })
+            .collect();
+        let locations = site.pages.iter().map(|p| location_of(&p.path)).collect();
+        let candidates = site
+            .pages
+            .iter()
+            .map(|page| {
+                let total: f64 = page
+                    .actions
+                    .iter()
+                    .map(|&a| site.actions[a as usize].affinity + 0.05)
+                    .sum();
+                page.actions
+                    .iter()
+                    .map(|&a| {
+                        let def = &site.actions[a as usize];
+                        // A link's href is visible before clicking; forms and buttons are not.
+                        let target = match def.effect {
+                            Effect::Link(to) => Some(location_of(&site.pages[to as usize].path)),
+                            _ => None,
+                        };
+                        Candidate {
+                            action: a,
+                            prior: (def.affinity + 0.05) / total.max(f64::MIN_POSITIVE),
+                            risk: def.risk,
+                            key: def.key,
+                            target,
+                        }
+                    })
+                    .collect()
+            })
+            .collect();
+        SiteTables {
+            fingerprints,
+            hints,
+            locations,
+            candidates,
+        }
+    }
+}
+
+impl Site {
+    /// The site's lookup tables, built on first use and shared by every environment after.
+    pub fn tables(&self) -> std::sync::Arc<SiteTables> {
+        self.tables
+            .get_or_init(|| std::sync::Arc::new(SiteTables::build(self)))
+            .clone()
     }
 }

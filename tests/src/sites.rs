@@ -8,6 +8,7 @@ use axum::extract::{Form, Path, Query, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{Html, IntoResponse, Redirect, Response};
 use axum::routing::{get, post};
+use forager_queen::http::LoopbackServer;
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -33,7 +34,8 @@ pub struct Fixture {
     pub address: SocketAddr,
     /// Its counters.
     pub counters: Arc<Counters>,
-    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    /// Stops serving when the fixture is dropped.
+    _server: LoopbackServer,
 }
 
 impl Fixture {
@@ -58,14 +60,6 @@ impl Fixture {
     }
 }
 
-impl Drop for Fixture {
-    fn drop(&mut self) {
-        if let Some(stop) = self.stop.take() {
-            let _ = stop.send(());
-        }
-    }
-}
-
 /// Serves a router on an ephemeral port of 127.0.0.1, counting every request.
 pub async fn serve(router: Router<Arc<Counters>>) -> Fixture {
     let counters = Arc::new(Counters::default());
@@ -81,23 +75,13 @@ pub async fn serve(router: Router<Arc<Counters>>) -> Fixture {
             },
         ))
         .with_state(counters.clone());
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("a loopback port");
-    let address = listener.local_addr().expect("bound");
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    tokio::spawn(async move {
-        let _ = axum::serve(listener, app)
-            .with_graceful_shutdown(async {
-                let _ = stopped.await;
-            })
-            .await;
-    });
+    let server = LoopbackServer::start(app).await.expect("a loopback port");
+    let address = server.address;
     Fixture {
         base: format!("http://{address}"),
         address,
         counters,
-        stop: Some(stop),
+        _server: server,
     }
 }
 

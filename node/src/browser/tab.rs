@@ -165,57 +165,37 @@ struct SettleState {
     url: String,
 }
 
-/// `Runtime.evaluate` with a lenient response (a newer Chromium's unknown enum values in the
-/// typed `RemoteObject` cannot break it).
+/// A CDP command sent by name with a lenient response (`serde_json::Value`): a newer
+/// Chromium's unknown enum values, which chromiumoxide's typed responses reject, cannot break
+/// it. `params` is serialized as the command's parameters.
+#[derive(Debug, Clone, Serialize)]
+struct Raw<P: Serialize> {
+    #[serde(skip)]
+    method: &'static str,
+    #[serde(flatten)]
+    params: P,
+}
+
+impl<P: Serialize> Method for Raw<P> {
+    fn identifier(&self) -> MethodId {
+        self.method.into()
+    }
+}
+
+impl<P: Serialize> Command for Raw<P> {
+    type Response = serde_json::Value;
+}
+
+/// The parameters of `Runtime.evaluate` forager uses.
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
-struct RawEvaluate {
+struct EvaluateParams {
     expression: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     context_id: Option<i64>,
     return_by_value: bool,
     await_promise: bool,
     timeout: f64,
-}
-
-impl Method for RawEvaluate {
-    fn identifier(&self) -> MethodId {
-        "Runtime.evaluate".into()
-    }
-}
-
-impl Command for RawEvaluate {
-    type Response = serde_json::Value;
-}
-
-/// `Page.navigate` with a lenient response.
-#[derive(Debug, Clone, Serialize)]
-struct RawNavigate {
-    url: String,
-}
-
-impl Method for RawNavigate {
-    fn identifier(&self) -> MethodId {
-        "Page.navigate".into()
-    }
-}
-
-impl Command for RawNavigate {
-    type Response = serde_json::Value;
-}
-
-/// `Page.stopLoading`.
-#[derive(Debug, Clone, Serialize)]
-struct StopLoading {}
-
-impl Method for StopLoading {
-    fn identifier(&self) -> MethodId {
-        "Page.stopLoading".into()
-    }
-}
-
-impl Command for StopLoading {
-    type Response = serde_json::Value;
 }
 
 /// Which locator of a target's chain resolved it.
@@ -548,12 +528,15 @@ impl Tab {
         } else {
             None
         };
-        let command = RawEvaluate {
-            expression,
-            context_id,
-            return_by_value: true,
-            await_promise: true,
-            timeout: limit.as_millis() as f64,
+        let command = Raw {
+            method: "Runtime.evaluate",
+            params: EvaluateParams {
+                expression,
+                context_id,
+                return_by_value: true,
+                await_promise: true,
+                timeout: limit.as_millis() as f64,
+            },
         };
         let response = timed("evaluate", limit, self.page.execute(command)).await?;
         let body = response.result;
@@ -778,8 +761,9 @@ impl Tab {
         // Mark the current document, so that a new one can be told apart.
         let _ = self.evaluate(settle_script.clone(), true).await;
         let page = self.page.clone();
-        let command = RawNavigate {
-            url: url.to_owned(),
+        let command = Raw {
+            method: "Page.navigate",
+            params: serde_json::json!({ "url": url }),
         };
         let (answer, mut answered) = tokio::sync::oneshot::channel();
         let limit = self.timeouts.navigation;
@@ -836,7 +820,10 @@ impl Tab {
         let _ = timed(
             "stop loading",
             self.timeouts.call,
-            self.page.execute(StopLoading {}),
+            self.page.execute(Raw {
+                method: "Page.stopLoading",
+                params: serde_json::json!({}),
+            }),
         )
         .await;
         Err(EnvError::Timeout {

@@ -14,7 +14,7 @@ pub struct Cli {
     /// Worker threads of the async runtime that drives browsers and the network [default: the
     /// machine's cores].
     #[arg(long, global = true, value_name = "N")]
-    pub threads: Option<std::num::NonZeroUsize>,
+    pub runtime_threads: Option<std::num::NonZeroUsize>,
     /// What to do.
     #[command(subcommand)]
     pub command: Command,
@@ -439,4 +439,33 @@ pub struct DemoArgs {
     /// Keep serving the demo site after the run (until Ctrl-C), to look at it in a browser.
     #[arg(long)]
     pub serve: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn the_command_line_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn the_global_runtime_threads_flag_does_not_shadow_a_command_flag() {
+        let cli = Cli::try_parse_from(["forager", "simulate", "--threads", "3"])
+            .expect("simulate --threads parses");
+        assert!(cli.runtime_threads.is_none());
+        match cli.command {
+            Command::Simulate(args) => assert_eq!(args.threads, 3),
+            other => panic!("parsed as {other:?}"),
+        }
+        let cli = Cli::try_parse_from(["forager", "--runtime-threads", "1", "verify", "some-dir"])
+            .expect("--runtime-threads parses");
+        assert_eq!(
+            cli.runtime_threads.map(std::num::NonZeroUsize::get),
+            Some(1)
+        );
+        assert!(Cli::try_parse_from(["forager", "--runtime-threads", "0", "verify", "d"]).is_err());
+    }
 }

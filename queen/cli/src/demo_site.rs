@@ -6,8 +6,8 @@ use axum::Router;
 use axum::extract::{Form, Path, Query};
 use axum::response::{Html, IntoResponse, Redirect, Response};
 use axum::routing::{get, post};
+use forager_queen::http::LoopbackServer;
 use std::collections::HashMap;
-use std::net::SocketAddr;
 
 const BOOKS: &[(&str, &str, &str)] = &[
     (
@@ -252,40 +252,7 @@ pub fn router() -> Router {
         .route("/{what}", get(info))
 }
 
-/// A running demo server.
-pub struct DemoServer {
-    /// Where it listens.
-    pub address: SocketAddr,
-    stop: tokio::sync::oneshot::Sender<()>,
-    task: tokio::task::JoinHandle<()>,
-}
-
-impl DemoServer {
-    /// Stops it and waits.
-    pub async fn stop(self) {
-        let _ = self.stop.send(());
-        let _ = self.task.await;
-    }
-}
-
 /// Serves the demo site on an ephemeral port of 127.0.0.1.
-pub async fn serve() -> anyhow::Result<DemoServer> {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
-    let address = listener.local_addr()?;
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let task = tokio::spawn(async move {
-        let served = axum::serve(listener, router())
-            .with_graceful_shutdown(async {
-                let _ = stopped.await;
-            })
-            .await;
-        if let Err(error) = served {
-            tracing::error!(%error, "demo site stopped");
-        }
-    });
-    Ok(DemoServer {
-        address,
-        stop,
-        task,
-    })
+pub async fn serve() -> anyhow::Result<LoopbackServer> {
+    Ok(LoopbackServer::start(router()).await?)
 }

@@ -22,7 +22,7 @@ fn main() -> ExitCode {
     init_logging(cli.verbose);
     // Chromium's helpers outlive its main process by a moment; adopted, they can be waited for.
     forager_node::browser::adopt_orphans();
-    let threads = cli.threads.map_or_else(
+    let threads = cli.runtime_threads.map_or_else(
         || std::thread::available_parallelism().map_or(2, std::num::NonZeroUsize::get),
         std::num::NonZeroUsize::get,
     );
