@@ -9,6 +9,7 @@ use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{Html, IntoResponse, Redirect, Response};
 use axum::routing::{get, post};
 use forager_queen::http::LoopbackServer;
+use forager_queen::report::escape;
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -86,13 +87,6 @@ pub async fn serve(router: Router<Arc<Counters>>) -> Fixture {
 }
 
 type Shared = State<Arc<Counters>>;
-
-fn escape(text: &str) -> String {
-    text.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-}
 
 fn page(title: &str, body: &str) -> Html<String> {
     Html(format!(

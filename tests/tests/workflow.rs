@@ -141,7 +141,7 @@ async fn explore_verify_replay_heal_and_fail() {
     let shot = std::fs::read(gone.out.join("failure.jpg")).expect("a failure screenshot");
     assert!(shot.starts_with(&[0xff, 0xd8]));
     let html = std::fs::read_to_string(gone.out.join("report.html")).expect("report");
-    assert!(html.contains("id=failure-shot"));
+    assert!(html.contains("id=\"failure-shot\""));
 
     // The last page is another kind of page: its post-condition fails, named.
     site.set_variant(3);

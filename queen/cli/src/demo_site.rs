@@ -7,6 +7,7 @@ use axum::extract::{Form, Path, Query};
 use axum::response::{Html, IntoResponse, Redirect, Response};
 use axum::routing::{get, post};
 use forager_queen::http::LoopbackServer;
+use forager_queen::report::escape;
 use std::collections::HashMap;
 
 const BOOKS: &[(&str, &str, &str)] = &[
@@ -57,15 +58,6 @@ const BOOKS: &[(&str, &str, &str)] = &[
 ];
 
 const BRANCHES: &[&str] = &["Riverside", "Central", "Hilltop", "Harbour"];
-
-/// Escapes text for HTML.
-pub fn escape(text: &str) -> String {
-    text.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-        .replace('\'', "&#39;")
-}
 
 fn page(title: &str, body: &str) -> Html<String> {
     Html(format!(
