@@ -199,6 +199,14 @@ async fn deep_documentation_site_past_decoys() {
     .await;
     let result = passed(&run);
     assert_eq!(result.steps.len(), 3, "{:?}", result.steps);
+    // The nodes' own counters reach the result: every branch restores its root at least once,
+    // and the trees grew below the queen's branches.
+    let metrics = &result.metrics;
+    assert!(
+        metrics.cache_hits + metrics.cache_misses > 0,
+        "no restore counted: {metrics:?}"
+    );
+    assert!(metrics.nodes > 1, "{metrics:?}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
