@@ -15,6 +15,7 @@
 //! - [`index`]: the HNSW replica of the cluster's trajectories, persisted and synced.
 //! - [`goal`]: what a goal's text names literally (quotes, numbers, names, positions).
 //! - [`worker`]: a node's loop: expansions, branch searches, replays and syncs asked by peers.
+//! - [`model`]: a sentence-embedding model (all-MiniLM-L6-v2 by default) run with candle.
 //! - [`actor`]: the request/reply helper of the node's actors (swarm, browser pool).
 
 pub mod actor;
@@ -23,6 +24,7 @@ pub mod embed;
 pub mod environment;
 pub mod goal;
 pub mod index;
+pub mod model;
 pub mod net;
 pub mod policy;
 pub mod search;
