@@ -1,14 +1,11 @@
-//! Embeddings: hashed n-gram vectors for text and trajectories, and the replay memory.
+//! Hashed n-gram vectors for text, and the stable keys of actions.
 //!
 //! Everything here is deterministic and offline: features are hashed with 64-bit FNV-1a into
-//! [`VECTOR_DIM`] signed buckets (the hashing trick). Text similarity (used by the default
-//! policy's priors) compares word and character-trigram features. A trajectory's vector mixes
-//! the goal's words, the actions' keys (as unigrams and bigrams, so order matters) and the
-//! pages' words; a partial path is sketched from its action keys alone, and the replay bonus is
-//! the highest cosine of that sketch to the successful trajectories of the task family.
+//! [`VECTOR_DIM`] signed buckets (the hashing trick). Text similarity (the default policy's
+//! priors beside the sentence model, and the goal vectors of the memory without one) compares
+//! word and character-trigram features.
 
-use forager_protocol::trajectory::{TrajectoryVector, VECTOR_DIM, VectorError};
-use std::collections::HashMap;
+use forager_protocol::trajectory::{TrajectoryVector, VECTOR_DIM};
 
 /// 64-bit FNV-1a: stable across runs, platforms and versions (unlike `DefaultHasher`).
 pub fn stable_hash(bytes: &[u8]) -> u64 {
@@ -119,25 +116,6 @@ impl SparseVector {
         (dot / norm).clamp(-1.0, 1.0)
     }
 
-    /// Adds another vector scaled by `weight`.
-    fn add(&mut self, other: &SparseVector, weight: f32) {
-        let features = self
-            .entries
-            .iter()
-            .copied()
-            .chain(other.entries.iter().map(|&(b, v)| (b, v * weight)));
-        let mut dense = [0f32; VECTOR_DIM];
-        for (bucket, value) in features {
-            dense[usize::from(bucket)] += value;
-        }
-        self.entries = dense
-            .iter()
-            .enumerate()
-            .filter(|(_, v)| **v != 0.0)
-            .map(|(b, v)| (b as u16, *v))
-            .collect();
-    }
-
     /// The dense form, unnormalised.
     pub fn to_dense(&self) -> Vec<f32> {
         let mut dense = vec![0f32; VECTOR_DIM];
@@ -149,7 +127,6 @@ impl SparseVector {
 }
 
 const TEXT_NAMESPACE: u64 = 0x7465_7874; // "text"
-const ACTION_NAMESPACE: u64 = 0x6163_7473; // "acts"
 
 /// Word unigrams (weight 1) and character trigrams of each word (weight 0.5), so that
 /// "laptops" is close to "laptop".
@@ -169,85 +146,6 @@ pub fn text_features(text: &str) -> SparseVector {
 /// Cosine similarity of two texts' features, in [-1, 1] (0 for empty text).
 pub fn text_similarity(a: &str, b: &str) -> f32 {
     text_features(a).cosine(&text_features(b))
-}
-
-/// The sketch of an action path: each key as a unigram and each consecutive pair as a bigram.
-pub fn path_sketch(keys: &[u64]) -> SparseVector {
-    let mut features = Vec::with_capacity(keys.len() * 2);
-    let mut previous = None;
-    for &key in keys {
-        features.push((combine(ACTION_NAMESPACE, key), 1.0));
-        if let Some(prev) = previous {
-            features.push((combine(ACTION_NAMESPACE + 1, combine(prev, key)), 1.0));
-        }
-        previous = Some(key);
-    }
-    SparseVector::from_features(features)
-}
-
-/// The vector of a whole trajectory: its action path (weight 1), the goal's words and the
-/// pages' words (weight 0.5 each, so that the path dominates the replay bonus).
-pub fn trajectory_vector(
-    goal: &str,
-    keys: &[u64],
-    page_texts: &[&str],
-) -> Result<TrajectoryVector, VectorError> {
-    let mut vector = path_sketch(keys);
-    vector.add(&text_features(goal), 0.5);
-    for text in page_texts {
-        vector.add(&text_features(text), 0.5 / page_texts.len().max(1) as f32);
-    }
-    TrajectoryVector::normalise(vector.to_dense())
-}
-
-/// Where the replay bonus comes from: the successful trajectories the cluster remembers.
-pub trait ReplayMemory {
-    /// The highest cosine similarity in [0, 1] of a path sketch to a successful trajectory of
-    /// `family`; 0 when none is known.
-    fn best_similarity(&self, family: &str, path: &SparseVector) -> f64;
-}
-
-/// A memory that knows nothing (the replay bonus is always 0).
-#[derive(Debug, Clone, Copy, Default)]
-pub struct NoMemory;
-
-impl ReplayMemory for NoMemory {
-    fn best_similarity(&self, _family: &str, _path: &SparseVector) -> f64 {
-        0.0
-    }
-}
-
-/// A brute-force memory of successful trajectory vectors by family. Exact; for single
-/// processes and simulations (the cluster's HNSW replica implements the same trait).
-#[derive(Debug, Clone, Default)]
-pub struct FlatMemory {
-    by_family: HashMap<String, Vec<TrajectoryVector>>,
-}
-
-impl FlatMemory {
-    /// Remembers a successful trajectory.
-    pub fn insert(&mut self, family: &str, vector: TrajectoryVector) {
-        self.by_family
-            .entry(family.to_owned())
-            .or_default()
-            .push(vector);
-    }
-
-    /// Number of vectors remembered for a family.
-    pub fn len(&self, family: &str) -> usize {
-        self.by_family.get(family).map_or(0, Vec::len)
-    }
-}
-
-impl ReplayMemory for FlatMemory {
-    fn best_similarity(&self, family: &str, path: &SparseVector) -> f64 {
-        self.by_family.get(family).map_or(0.0, |vectors| {
-            vectors
-                .iter()
-                .map(|v| f64::from(path.cosine_dense(v)))
-                .fold(0.0, f64::max)
-        })
-    }
 }
 
 #[cfg(test)]
@@ -274,50 +172,7 @@ mod tests {
         assert_eq!(stable_hash(b"foobar"), 0x85944171f73967e8);
     }
 
-    #[test]
-    fn replay_memory_prefers_the_remembered_route() {
-        let route = [
-            action_key("Catalogue"),
-            action_key("Laptops"),
-            action_key("X1"),
-        ];
-        let mut memory = FlatMemory::default();
-        let vector = trajectory_vector("find X1", &route, &["Laptops page"]).expect("valid");
-        memory.insert("shop", vector);
-        let same_start = memory.best_similarity("shop", &path_sketch(&route[..2]));
-        let other_start = memory.best_similarity(
-            "shop",
-            &path_sketch(&[action_key("Blog"), action_key("Archive")]),
-        );
-        assert!(same_start > 0.5, "{same_start}");
-        assert!(other_start < same_start / 2.0, "{other_start}");
-        assert_eq!(
-            memory.best_similarity("other family", &path_sketch(&route)),
-            0.0
-        );
-        assert_eq!(NoMemory.best_similarity("shop", &path_sketch(&route)), 0.0);
-    }
-
-    #[test]
-    fn order_of_actions_matters() {
-        let a = action_key("a");
-        let b = action_key("b");
-        let c = action_key("c");
-        let forward = path_sketch(&[a, b, c]);
-        let backward = path_sketch(&[c, b, a]);
-        assert!(forward.cosine(&backward) < 0.99);
-    }
-
     proptest! {
-        #[test]
-        fn trajectory_vectors_are_valid_unit_vectors(
-            goal in "[a-z ]{1,30}",
-            keys in prop::collection::vec(any::<u64>(), 1..10),
-        ) {
-            let v = trajectory_vector(&goal, &keys, &["page"]).expect("non-empty path");
-            prop_assert!((v.cosine(&v) - 1.0).abs() < 1e-3);
-        }
-
         #[test]
         fn cosine_is_symmetric_and_bounded(a in "[a-z ]{0,20}", b in "[a-z ]{0,20}") {
             let (fa, fb) = (text_features(&a), text_features(&b));

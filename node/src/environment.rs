@@ -37,6 +37,9 @@ pub struct StateInfo {
     /// A stable hash of where the state is (its URL without query and fragment), so the search
     /// can recognise candidates that lead somewhere already known.
     pub location: u64,
+    /// The kind of page (its fingerprint family, 64 bits; 0 when unknown): where the memory
+    /// of another run or another site of the family can still recognise the page.
+    pub page_family: u64,
     /// The page reports a transient failure (HTTP 5xx, a network error page): trying again
     /// may reach the real state.
     pub transient: bool,

@@ -7,13 +7,19 @@
 //! mid-write) is cut off. Entries are numbered in insertion order; those numbers are the
 //! watermarks a late-joining peer pages through (`Sync` requests). An origin's sequence number
 //! is stored once, so replicas that exchange everything converge to the same entries.
+//!
+//! A replica belongs to one embedder (its vectors' space): announcements of another are
+//! refused (`IndexError::OtherEmbedder`), and entries of another found in an old log are
+//! skipped. Only successes enter the HNSW graph, since the memory recalls successes (every
+//! rollout of a task shares its goal's vector, so failures would crowd them out); every
+//! entry is kept for peers that sync.
 
-use crate::embed::{ReplayMemory, SparseVector};
+use crate::memory::{Recall, Recalled};
 use dashmap::DashMap;
 use forager_protocol::codec::{self, MAX_FRAME_BYTES};
 use forager_protocol::signing::Signed;
-use forager_protocol::trajectory::{TrajectoryVector, VECTOR_DIM};
-use forager_protocol::wire::{Announcement, SyncPage, SyncRequest};
+use forager_protocol::trajectory::TrajectoryVector;
+use forager_protocol::wire::{Announcement, EmbedderId, SyncPage, SyncRequest, TraceStep};
 use hnsw_rs::anndists::dist::DistDot;
 use hnsw_rs::hnsw::Hnsw;
 use std::io::{BufReader, Read, Seek, SeekFrom, Write};
@@ -38,6 +44,14 @@ pub enum IndexError {
         /// Why.
         source: std::io::Error,
     },
+    /// The announcement's vector is of another embedder than this replica's.
+    #[error("the announcement was embedded with {found}, this replica holds {expected}")]
+    OtherEmbedder {
+        /// This replica's embedder.
+        expected: Box<EmbedderId>,
+        /// The announcement's.
+        found: Box<EmbedderId>,
+    },
 }
 
 /// What the replica keeps per entry.
@@ -57,6 +71,7 @@ pub struct Replica {
     seen: DashMap<([u8; 32], u64), u64>,
     next: AtomicU64,
     log: Option<(PathBuf, Mutex<std::fs::File>)>,
+    embedder: EmbedderId,
 }
 
 impl std::fmt::Debug for Replica {
@@ -74,19 +89,26 @@ fn graph(capacity: usize) -> Hnsw<'static, f32, DistDot> {
 }
 
 impl Replica {
-    /// An in-memory replica (nothing persisted).
-    pub fn in_memory(capacity: usize) -> Replica {
+    /// An in-memory replica (nothing persisted) of `embedder`'s vectors.
+    pub fn in_memory(capacity: usize, embedder: EmbedderId) -> Replica {
         Replica {
             graph: graph(capacity),
             entries: DashMap::new(),
             seen: DashMap::new(),
             next: AtomicU64::new(1),
             log: None,
+            embedder,
         }
     }
 
-    /// Opens (or creates) the replica persisted in `dir`, rebuilding it from its log.
-    pub fn open(dir: &Path, capacity: usize) -> Result<Replica, IndexError> {
+    /// The embedder whose vectors it holds.
+    pub fn embedder(&self) -> &EmbedderId {
+        &self.embedder
+    }
+
+    /// Opens (or creates) the replica persisted in `dir`, rebuilding it from its log; entries
+    /// of another embedder stay in the log but are not loaded.
+    pub fn open(dir: &Path, capacity: usize, embedder: EmbedderId) -> Result<Replica, IndexError> {
         let path = dir.join(LOG_FILE);
         let io = |source| IndexError::Io {
             path: path.clone(),
@@ -100,7 +122,7 @@ impl Replica {
             .append(true)
             .open(&path)
             .map_err(io)?;
-        let mut replica = Replica::in_memory(capacity);
+        let mut replica = Replica::in_memory(capacity, embedder);
         let mut good = 0u64;
         {
             let mut reader = BufReader::new(&mut file);
@@ -121,11 +143,17 @@ impl Replica {
                 else {
                     break;
                 };
-                let Ok(vector) = TrajectoryVector::try_from(signed.value.vector.clone()) else {
-                    break;
+                good += 4 + length as u64;
+                if signed.value.embedder != replica.embedder {
+                    continue;
+                }
+                let Ok(vector) = TrajectoryVector::with_dimension(
+                    signed.value.vector.clone(),
+                    replica.embedder.dim as usize,
+                ) else {
+                    continue;
                 };
                 replica.insert_unlogged(signed, vector);
-                good += 4 + length as u64;
             }
         }
         // Cut a torn tail so that the next append starts on a record boundary.
@@ -165,7 +193,9 @@ impl Replica {
         }
         let id = self.next.fetch_add(1, Ordering::SeqCst);
         self.seen.insert(key, id);
-        self.graph.insert_slice((vector.as_slice(), id as usize));
+        if signed.value.success {
+            self.graph.insert_slice((vector.as_slice(), id as usize));
+        }
         self.entries.insert(id, Entry { signed, vector });
         Some(id)
     }
@@ -179,6 +209,12 @@ impl Replica {
     ) -> Result<Option<u64>, IndexError> {
         if self.contains(&signed) {
             return Ok(None);
+        }
+        if signed.value.embedder != self.embedder || vector.dim() != self.embedder.dim as usize {
+            return Err(IndexError::OtherEmbedder {
+                expected: Box::new(self.embedder.clone()),
+                found: Box::new(signed.value.embedder.clone()),
+            });
         }
         if let Some((path, file)) = &self.log {
             let frame = codec::encode(&signed).map_err(|e| IndexError::Io {
@@ -198,9 +234,10 @@ impl Replica {
         Ok(self.insert_unlogged(signed, vector))
     }
 
-    /// The `k` nearest entries to a unit query vector: (local number, cosine similarity).
+    /// The `k` successful entries nearest to a unit query vector: (local number, cosine
+    /// similarity).
     pub fn nearest(&self, query: &[f32], k: usize, ef: usize) -> Vec<(u64, f32)> {
-        if self.is_empty() || query.len() != VECTOR_DIM {
+        if self.is_empty() || query.len() != self.embedder.dim as usize {
             return Vec::new();
         }
         self.graph
@@ -234,25 +271,28 @@ impl Replica {
     }
 }
 
-impl ReplayMemory for Replica {
-    fn best_similarity(&self, family: &str, path: &SparseVector) -> f64 {
-        let mut dense = path.to_dense();
-        let norm: f32 = dense.iter().map(|v| v * v).sum::<f32>().sqrt();
-        if norm == 0.0 {
-            return 0.0;
-        }
-        for v in &mut dense {
-            *v /= norm;
-        }
-        self.nearest(&dense, 16, 64)
+impl Recall for Replica {
+    fn recall(&self, family: &str, goal: &TrajectoryVector, k: usize) -> Vec<Recalled> {
+        // Other families share the graph: ask for more and keep this family's.
+        self.nearest(goal.as_slice(), 4 * k, 16 * k)
             .into_iter()
             .filter_map(|(id, similarity)| {
                 let entry = self.entries.get(&id)?;
                 let a = &entry.signed.value;
-                (a.success && a.family == family).then_some(f64::from(similarity))
+                (a.success && a.family == family).then(|| Recalled {
+                    similarity,
+                    trace: std::sync::Arc::from(a.trace.as_slice()),
+                })
             })
-            .fold(0.0, f64::max)
+            .take(k)
+            .collect()
     }
+}
+
+/// Bounds a trace to what an announcement may carry.
+pub fn bounded_trace(mut trace: Vec<TraceStep>) -> Vec<TraceStep> {
+    trace.truncate(forager_protocol::wire::MAX_TRACE_STEPS);
+    trace
 }
 
 #[cfg(test)]
@@ -261,7 +301,12 @@ mod tests {
     use crate::net::identity::NodeIdentity;
     use forager_protocol::signing::Domain;
     use forager_protocol::trajectory::Cost;
+    use forager_protocol::trajectory::VECTOR_DIM;
     use forager_protocol::wire::TaskId;
+
+    fn ngram() -> EmbedderId {
+        crate::memory::ngram_id()
+    }
 
     fn entry(
         identity: &NodeIdentity,
@@ -277,7 +322,13 @@ mod tests {
         let announcement = Announcement {
             task: TaskId([0; 16]),
             family: "shop".into(),
+            embedder: ngram(),
             vector: vector.as_slice().to_vec(),
+            trace: vec![TraceStep {
+                location: 1,
+                page_family: 2,
+                key: seed as u64,
+            }],
             reward: 1.0,
             success: true,
             cost: Cost::default(),
@@ -294,7 +345,7 @@ mod tests {
         let dir = tempfile::tempdir().expect("dir");
         let identity = NodeIdentity::generate();
         {
-            let replica = Replica::open(dir.path(), 100).expect("opens");
+            let replica = Replica::open(dir.path(), 100, ngram()).expect("opens");
             for i in 0..10 {
                 let (signed, vector) = entry(&identity, i, i as usize);
                 assert!(replica.insert(signed, vector).expect("inserts").is_some());
@@ -311,20 +362,25 @@ mod tests {
             .expect("log");
         file.write_all(&[0, 0, 4, 0, 1, 2]).expect("torn");
         drop(file);
-        let reloaded = Replica::open(dir.path(), 100).expect("reopens");
+        let reloaded = Replica::open(dir.path(), 100, ngram()).expect("reopens");
         assert_eq!(reloaded.len(), 10);
         let (more, vector) = entry(&identity, 10, 10);
         reloaded
             .insert(more, vector)
             .expect("appends after the cut");
         drop(reloaded);
-        assert_eq!(Replica::open(dir.path(), 100).expect("again").len(), 11);
+        assert_eq!(
+            Replica::open(dir.path(), 100, ngram())
+                .expect("again")
+                .len(),
+            11
+        );
     }
 
     #[test]
     fn nearest_and_pages() {
         let identity = NodeIdentity::generate();
-        let replica = Replica::in_memory(1000);
+        let replica = Replica::in_memory(1000, ngram());
         for i in 0..600 {
             let (signed, vector) = entry(&identity, i, i as usize);
             replica.insert(signed, vector).expect("inserts");
@@ -337,7 +393,11 @@ mod tests {
         let mut after = 0;
         let mut total = 0;
         loop {
-            let page = replica.page(&SyncRequest { after, limit: 1000 });
+            let page = replica.page(&SyncRequest {
+                after,
+                limit: 1000,
+                embedder: ngram(),
+            });
             assert!(page.entries.len() <= SYNC_PAGE as usize);
             total += page.entries.len();
             match page.next {
@@ -346,5 +406,27 @@ mod tests {
             }
         }
         assert_eq!(total, 600);
+    }
+
+    #[test]
+    fn another_embedder_is_refused_and_recall_finds_successes_of_the_family() {
+        let identity = NodeIdentity::generate();
+        let replica = Replica::in_memory(100, ngram());
+        let (mut signed, vector) = entry(&identity, 1, 1);
+        signed.value.embedder.name = "other".into();
+        let error = replica
+            .insert(signed, vector)
+            .expect_err("another embedder");
+        assert!(matches!(error, IndexError::OtherEmbedder { .. }), "{error}");
+        for i in 0..5 {
+            let (signed, vector) = entry(&identity, 10 + i, 3);
+            replica.insert(signed, vector).expect("inserts");
+        }
+        let (_, goal) = entry(&identity, 99, 3);
+        let recalled = replica.recall("shop", &goal, 3);
+        assert_eq!(recalled.len(), 3, "{recalled:?}");
+        assert!(recalled[0].similarity > 0.999);
+        assert_eq!(recalled[0].trace[0].key, 3);
+        assert!(replica.recall("blog", &goal, 3).is_empty());
     }
 }

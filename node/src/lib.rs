@@ -7,8 +7,9 @@
 //! - [`search`]: the MCTS engine, generic over [`Environment`]: a sans-I/O tree
 //!   ([`search::Search`]) that plans jobs and absorbs their results, and an async driver
 //!   ([`search::run`]) that feeds it from one or more environments.
-//! - [`embed`]: hashed n-gram text embeddings, path sketches and the replay memory behind the
-//!   score's replay bonus.
+//! - [`embed`]: hashed n-gram text embeddings and the stable keys of actions.
+//! - [`memory`]: the memory that pays: successful trajectories recalled by goal vote for the
+//!   next action at a page (the score's replay bonus, and raised priors).
 //! - [`policy`]: which actions a page offers and their priors (the default, offline policy).
 //! - [`browser`]: headless Chromium as an [`Environment`].
 //! - [`net`]: the libp2p swarm (private network, gossip with validation, request-response).
@@ -24,6 +25,7 @@ pub mod embed;
 pub mod environment;
 pub mod goal;
 pub mod index;
+pub mod memory;
 pub mod model;
 pub mod net;
 pub mod policy;

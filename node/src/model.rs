@@ -25,8 +25,13 @@ pub const DEFAULT_MODEL_SHA256: &str =
 /// Tokens a text is cut to (the model was trained on 128 at most; a link or a heading is far
 /// shorter, and a page summary should say what matters first).
 pub const MAX_TOKENS: usize = 128;
+/// Texts run through the model at once.
+const BATCH: usize = 32;
 /// Texts kept in the in-memory cache before it starts over.
 const CACHE_CAPACITY: usize = 50_000;
+
+/// Bytes the on-disk cache may grow to (about 40,000 vectors of 384 dimensions).
+pub const DISK_CACHE_LIMIT: u64 = 64 << 20;
 
 /// The files a model folder must hold.
 const FILES: [&str; 3] = ["config.json", "tokenizer.json", "model.safetensors"];
@@ -83,6 +88,14 @@ pub enum ModelError {
     Inference(String),
 }
 
+/// The append-only file behind the cache.
+#[derive(Debug)]
+struct DiskCache {
+    path: PathBuf,
+    file: std::fs::File,
+    size: u64,
+}
+
 /// A loaded sentence-embedding model with its text cache.
 pub struct SentenceModel {
     model: BertModel,
@@ -91,7 +104,10 @@ pub struct SentenceModel {
     dim: usize,
     digest: Digest32,
     name: String,
-    cache: Mutex<HashMap<String, Arc<[f32]>>>,
+    /// Vectors by the SHA-256 of their text.
+    cache: Mutex<HashMap<Digest32, Arc<[f32]>>>,
+    /// Where new vectors are appended, when the cache lives on disk too.
+    disk: Mutex<Option<DiskCache>>,
 }
 
 impl std::fmt::Debug for SentenceModel {
@@ -106,16 +122,12 @@ impl std::fmt::Debug for SentenceModel {
 
 impl SentenceModel {
     /// Where forager looks for its model when none is named: `$FORAGER_MODEL_DIR`, else
-    /// `$XDG_DATA_HOME/forager/models/all-MiniLM-L6-v2`, else
-    /// `~/.local/share/forager/models/all-MiniLM-L6-v2`.
+    /// `models/all-MiniLM-L6-v2` in [`user_data_dir`].
     pub fn default_dir() -> Option<PathBuf> {
         if let Some(dir) = std::env::var_os("FORAGER_MODEL_DIR") {
             return Some(PathBuf::from(dir));
         }
-        let data = std::env::var_os("XDG_DATA_HOME")
-            .map(PathBuf::from)
-            .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/share")))?;
-        Some(data.join("forager/models").join(DEFAULT_MODEL))
+        Some(user_data_dir()?.join("models").join(DEFAULT_MODEL))
     }
 
     /// Loads a sentence-transformers BERT folder.
@@ -185,7 +197,61 @@ impl SentenceModel {
             digest,
             name,
             cache: Mutex::new(HashMap::new()),
+            disk: Mutex::new(None),
         })
+    }
+
+    /// Keeps the cache on disk as well: the vectors in `dir/<model digest>.vectors` are loaded
+    /// (a torn last record is cut off) and every new one is appended, so that a page seen by an
+    /// earlier run costs nothing. The file stops growing at [`DISK_CACHE_LIMIT`] bytes.
+    /// Returns how many vectors were loaded.
+    pub fn attach_disk_cache(&self, dir: &Path) -> Result<usize, ModelError> {
+        let io = |path: &Path| {
+            let path = path.to_path_buf();
+            move |source| ModelError::Io { path, source }
+        };
+        std::fs::create_dir_all(dir).map_err(io(dir))?;
+        let path = dir.join(format!("{}.vectors", &self.digest.to_hex()[..16]));
+        let record = 32 + 4 * self.dim;
+        let bytes = match std::fs::read(&path) {
+            Ok(bytes) => bytes,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+            Err(e) => return Err(io(&path)(e)),
+        };
+        let whole = bytes.len() / record * record;
+        let mut loaded = 0;
+        {
+            let mut cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
+            for chunk in bytes[..whole].chunks_exact(record) {
+                let mut key = [0u8; 32];
+                key.copy_from_slice(&chunk[..32]);
+                let vector: Vec<f32> = chunk[32..]
+                    .chunks_exact(4)
+                    .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+                    .collect();
+                let norm: f32 = vector.iter().map(|v| v * v).sum::<f32>().sqrt();
+                // A record that is not a unit vector is not ours (or is damaged): skipped.
+                if (norm - 1.0).abs() > 1e-3 || cache.len() >= CACHE_CAPACITY {
+                    continue;
+                }
+                cache.insert(Digest32(key), Arc::from(vector));
+                loaded += 1;
+            }
+        }
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path)
+            .map_err(io(&path))?;
+        if whole != bytes.len() {
+            file.set_len(whole as u64).map_err(io(&path))?;
+        }
+        *self.disk.lock().unwrap_or_else(|p| p.into_inner()) = Some(DiskCache {
+            path,
+            file,
+            size: whole as u64,
+        });
+        Ok(loaded)
     }
 
     /// The vectors' dimension (384 for all-MiniLM-L6-v2).
@@ -205,36 +271,76 @@ impl SentenceModel {
 
     /// Unit vectors of `texts`, in order: cached ones at once, the others in one batch.
     pub fn embed(&self, texts: &[&str]) -> Result<Vec<Arc<[f32]>>, ModelError> {
+        let keys: Vec<Digest32> = texts.iter().map(|t| Digest32::of(t.as_bytes())).collect();
         let mut out: Vec<Option<Arc<[f32]>>> = {
             let cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
-            texts.iter().map(|t| cache.get(*t).cloned()).collect()
+            keys.iter().map(|k| cache.get(k).cloned()).collect()
         };
-        let mut missing: Vec<&str> = texts
+        let mut missing: Vec<(Digest32, &str)> = keys
             .iter()
+            .zip(texts)
             .zip(&out)
             .filter(|(_, v)| v.is_none())
-            .map(|(t, _)| *t)
+            .map(|((k, t), _)| (*k, *t))
             .collect();
-        missing.sort_unstable();
-        missing.dedup();
+        missing.sort_unstable_by_key(|(k, _)| k.0);
+        missing.dedup_by_key(|(k, _)| *k);
         if !missing.is_empty() {
-            let vectors = self.run(&missing)?;
+            // Batches of texts of similar length: a batch is padded to its longest text, and
+            // one long paragraph would make a hundred link names cost as much as itself.
+            missing.sort_by_key(|(_, t)| t.len());
+            let mut vectors = Vec::with_capacity(missing.len());
+            for chunk in missing.chunks(BATCH) {
+                let batch: Vec<&str> = chunk.iter().map(|(_, t)| *t).collect();
+                vectors.extend(self.run(&batch)?);
+            }
+            self.persist(&missing, &vectors);
             let mut cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
             if cache.len() + missing.len() > CACHE_CAPACITY {
                 cache.clear();
             }
-            for (text, vector) in missing.iter().zip(vectors) {
-                cache.insert((*text).to_owned(), vector);
+            for ((key, _), vector) in missing.iter().zip(vectors) {
+                cache.insert(*key, vector);
             }
-            for (slot, text) in out.iter_mut().zip(texts) {
+            for (slot, key) in out.iter_mut().zip(&keys) {
                 if slot.is_none() {
-                    *slot = cache.get(*text).cloned();
+                    *slot = cache.get(key).cloned();
                 }
             }
         }
         out.into_iter()
             .map(|v| v.ok_or_else(|| ModelError::Inference("a vector went missing".into())))
             .collect()
+    }
+
+    /// Appends new vectors to the disk cache, if there is one; a failed write detaches it
+    /// (the run goes on with the memory cache) and says so once.
+    fn persist(&self, keys: &[(Digest32, &str)], vectors: &[Arc<[f32]>]) {
+        use std::io::Write;
+        let mut disk = self.disk.lock().unwrap_or_else(|p| p.into_inner());
+        let Some(cache) = disk.as_mut() else {
+            return;
+        };
+        if cache.size >= DISK_CACHE_LIMIT {
+            return;
+        }
+        let mut bytes = Vec::with_capacity(keys.len() * (32 + 4 * self.dim));
+        for ((key, _), vector) in keys.iter().zip(vectors) {
+            bytes.extend_from_slice(&key.0);
+            for value in vector.iter() {
+                bytes.extend_from_slice(&value.to_le_bytes());
+            }
+        }
+        // One write(2) of whole records: a crash leaves at most a torn last record, which
+        // the next load cuts off.
+        match cache.file.write_all(&bytes) {
+            Ok(()) => cache.size += bytes.len() as u64,
+            Err(error) => {
+                tracing::warn!(%error, path = %cache.path.display(),
+                    "the embedding cache cannot be written; keeping it in memory only");
+                *disk = None;
+            }
+        }
     }
 
     /// Texts in the cache.
@@ -276,6 +382,16 @@ impl SentenceModel {
         .map_err(|e: candle_core::Error| failed(&e))?;
         Ok(pooled.into_iter().map(Arc::from).collect())
     }
+}
+
+/// forager's per-user data folder: `$XDG_DATA_HOME/forager`, else `~/.local/share/forager`
+/// (the model, the embedding cache, `forager explore`'s memory).
+pub fn user_data_dir() -> Option<PathBuf> {
+    let data = std::env::var_os("XDG_DATA_HOME")
+        .filter(|d| !d.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/share")))?;
+    Some(data.join("forager"))
 }
 
 /// The dot product of two unit vectors: their cosine.

@@ -2,19 +2,26 @@
 //!
 //! The default policy is offline and deterministic. Priors come from the similarity of the goal
 //! to each element's accessible name, text and nearby text, through an [`Embedder`] (hashed
-//! n-grams by default). Forms are proposed whole ([`Action::FillForm`]): each field gets the
-//! task input (or quoted string from the goal) whose name best matches the field's label,
+//! n-grams), and, when a sentence model is loaded, from the model's similarity of the goal to
+//! what a control says it does (its name with, for a link, the words of its target's URL); a
+//! page's value hint likewise compares the goal to the page (title, headings, the start of its
+//! text). The two are mixed by taking the larger: the n-grams keep exact names, quoted strings
+//! and identifiers sharp, the model hears a goal in other words. The model's texts of one page
+//! are embedded in one batch ([`Policy::prepare`], on a blocking thread) before the proposals
+//! are made. Forms are proposed whole ([`Action::FillForm`]): each field gets the task input (or quoted string from the goal) whose name best matches the field's label,
 //! placeholder or type, and the form is submitted. Links to origins the task does not allow are
 //! never proposed, whatever the page says: page text is untrusted input.
 
 use crate::embed::{SparseVector, action_key, stable_hash, text_features};
 use crate::environment::Candidate;
 use crate::goal::{GoalReading, words_of};
+use crate::model::SentenceModel;
 use forager_protocol::action::FieldValue;
 use forager_protocol::observation::{Element, Observation, PageValueKind};
 use forager_protocol::risk::{self, ActionShape, RiskContext};
 use forager_protocol::{Action, FillValue, RiskClass, Target};
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 /// Text → vector, for similarity. Deterministic.
 pub trait Embedder: Send + Sync {
@@ -80,17 +87,44 @@ pub struct Proposals {
 pub trait Policy: Send + Sync {
     /// The candidates of an observation.
     fn propose(&self, observation: &Observation, task: &TaskContext) -> Proposals;
+
+    /// Heavy work `propose` will need for this observation (embedding its texts), done ahead
+    /// on a blocking thread so that `propose` only looks things up. Optional: `propose` does
+    /// whatever was not prepared itself.
+    fn prepare(&self, _observation: &Observation, _task: &TaskContext) {}
 }
 
 /// The offline, deterministic policy described in the module documentation.
 pub struct DefaultPolicy<E = HashedNgrams> {
     embedder: E,
+    model: Option<Arc<SentenceModel>>,
 }
 
 impl Default for DefaultPolicy<HashedNgrams> {
     fn default() -> Self {
         DefaultPolicy {
             embedder: HashedNgrams,
+            model: None,
+        }
+    }
+}
+
+/// Model cosines at or below this say nothing (a goal and unrelated link texts land around
+/// 0–0.15 with all-MiniLM-L6-v2); above it they are scaled so that [`MODEL_SURE`] counts as
+/// a match.
+const MODEL_FLOOR: f32 = 0.15;
+/// A model cosine that counts as a full match (a user's question and a link's few words
+/// that answer it land around 0.3–0.5).
+const MODEL_SURE: f32 = 0.6;
+/// Characters of a page's text that its summary keeps (the model reads 128 tokens at most).
+const SUMMARY_CHARS: usize = 600;
+
+impl DefaultPolicy<HashedNgrams> {
+    /// The default policy with a sentence model beside the n-grams (or without, `None`).
+    pub fn with_model(model: Option<Arc<SentenceModel>>) -> Self {
+        DefaultPolicy {
+            embedder: HashedNgrams,
+            model,
         }
     }
 }
@@ -98,7 +132,31 @@ impl Default for DefaultPolicy<HashedNgrams> {
 impl<E: Embedder> DefaultPolicy<E> {
     /// A policy over an embedder.
     pub fn new(embedder: E) -> Self {
-        DefaultPolicy { embedder }
+        DefaultPolicy {
+            embedder,
+            model: None,
+        }
+    }
+
+    /// The model's similarity of two texts, rescaled to [0, 1]; 0 without a model, for empty
+    /// text, or when the model fails (logged).
+    fn semantic(&self, goal: &str, text: &str) -> f64 {
+        let Some(model) = &self.model else {
+            return 0.0;
+        };
+        if text.trim().is_empty() {
+            return 0.0;
+        }
+        match model.embed(&[goal, text]) {
+            Ok(vectors) => {
+                let cosine = crate::model::cosine(&vectors[0], &vectors[1]);
+                f64::from(((cosine - MODEL_FLOOR) / (MODEL_SURE - MODEL_FLOOR)).clamp(0.0, 1.0))
+            }
+            Err(error) => {
+                tracing::debug!(%error, "the sentence model failed; n-grams only for this text");
+                0.0
+            }
+        }
     }
 
     fn similarity(&self, goal: &SparseVector, text: &str) -> f64 {
@@ -118,6 +176,83 @@ impl<E: Embedder> DefaultPolicy<E> {
         let nearby = 0.4 * self.similarity(goal, &element.nearby_text);
         name.max(text).max(nearby)
     }
+
+    /// [`Self::affinity`] mixed with the model's view of the element.
+    fn mixed_affinity(&self, goal: &SparseVector, goal_text: &str, element: &Element) -> f64 {
+        let lexical = self.affinity(goal, element);
+        if self.model.is_none() {
+            return lexical;
+        }
+        // The model reads what the control says, not its context: the links of one
+        // paragraph share their context, and a goal like that paragraph would lift them all
+        // alike (measured on sqlite3-doc: the order of 46 start-page links got worse). Beside
+        // it, weak n-gram matches (0.1–0.3: shared little words and trigrams) are noise that
+        // would decide the order; squared, they fall below the model's, while an exact name
+        // (0.8 and more) still wins.
+        (lexical * lexical).max(self.semantic(goal_text, &control_text(element)))
+    }
+}
+
+/// What a control says it does, for the model: its name (or text) and, for a link, the words
+/// of its target's path ("lang_altertable.html" → "lang altertable").
+fn control_text(element: &Element) -> String {
+    let name = if element.name.trim().is_empty() {
+        element.text.as_str()
+    } else {
+        element.name.as_str()
+    };
+    let path_words = element
+        .href
+        .as_deref()
+        .and_then(|href| url::Url::parse(href).ok())
+        .map(|url| {
+            let path = url.path();
+            let last = path.rsplit('/').find(|s| !s.is_empty()).unwrap_or("");
+            let stem = last.split('.').next().unwrap_or("");
+            crate::embed::words(&stem.replace(|c: char| c.is_ascii_digit(), " "))
+                .filter(|w| w.len() > 1 && !matches!(w.as_str(), "index" | "html" | "htm"))
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .unwrap_or_default();
+    if path_words.is_empty() {
+        name.trim().to_owned()
+    } else {
+        format!("{} ({path_words})", name.trim())
+    }
+}
+
+/// What a page is about, for the model: its title, first headings and the start of its text.
+fn page_summary(observation: &Observation) -> String {
+    let headings: Vec<&str> = observation
+        .snapshot
+        .iter()
+        .filter_map(|l| l.strip_prefix("heading "))
+        .take(5)
+        .collect();
+    let mut summary = format!(
+        "{}. {}. {}",
+        observation.title.trim(),
+        headings.join(". "),
+        observation.text_excerpt.trim()
+    );
+    if let Some((cut, _)) = summary.char_indices().nth(SUMMARY_CHARS) {
+        summary.truncate(cut);
+    }
+    summary
+}
+
+/// The texts the model compares the goal with on this page, in the order `propose` asks.
+fn model_texts(observation: &Observation, task: &TaskContext) -> Vec<String> {
+    let mut texts = vec![task.goal.clone(), page_summary(observation)];
+    for element in &observation.elements {
+        if element.disabled || !(is_clickable(element) || is_text_field(element)) {
+            continue;
+        }
+        texts.push(control_text(element));
+    }
+    texts.retain(|t| !t.trim().is_empty());
+    texts
 }
 
 /// The stable location hash of a URL, as environments report [`crate::StateInfo::location`]:
@@ -309,6 +444,16 @@ struct ValueSource {
 }
 
 impl<E: Embedder> Policy for DefaultPolicy<E> {
+    fn prepare(&self, observation: &Observation, task: &TaskContext) {
+        if let Some(model) = &self.model {
+            let texts = model_texts(observation, task);
+            let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
+            if let Err(error) = model.embed(&texts) {
+                tracing::debug!(%error, "embedding a page's texts failed");
+            }
+        }
+    }
+
     fn propose(&self, observation: &Observation, task: &TaskContext) -> Proposals {
         let goal = self.embedder.embed(&task.goal);
         let mut scored: Vec<(Candidate<Action>, f64)> = Vec::new();
@@ -335,7 +480,7 @@ impl<E: Embedder> Policy for DefaultPolicy<E> {
                 dialog_text: "",
             };
             let risk = risk::classify(ActionShape::Click, &context);
-            let affinity = self.affinity(&goal, element) + positions[index];
+            let affinity = self.mixed_affinity(&goal, &task.goal, element) + positions[index];
             let target = element
                 .href
                 .as_deref()
@@ -361,7 +506,7 @@ impl<E: Embedder> Policy for DefaultPolicy<E> {
             );
             scored.push((
                 click_candidate(element, risk, None),
-                0.3 * self.affinity(&goal, element) + positions[index],
+                0.3 * self.mixed_affinity(&goal, &task.goal, element) + positions[index],
             ));
         }
 
@@ -517,7 +662,9 @@ impl<E: Embedder> Policy for DefaultPolicy<E> {
                         },
                     );
                     let affinity = weight
-                        * (0.5 * self.affinity(&goal, element) + 0.5 * quality + positions[index]);
+                        * (0.5 * self.mixed_affinity(&goal, &task.goal, element)
+                            + 0.5 * quality
+                            + positions[index]);
                     scored.push((
                         Candidate {
                             key: action_key(&format!("fill {} {}", element.name, action.label())),
@@ -541,7 +688,10 @@ impl<E: Embedder> Policy for DefaultPolicy<E> {
             .take(5)
             .collect();
         let page_text = format!("{} {}", observation.title, headings.join(" "));
-        let mut value_hint = self.similarity(&goal, &page_text).max(0.8 * best_action);
+        let about = self
+            .similarity(&goal, &page_text)
+            .max(self.semantic(&task.goal, &page_summary(observation)));
+        let mut value_hint = about.max(0.8 * best_action);
         // Progress on what the goal names raises a state's value; its absence lowers nothing
         // (the goal's quoted product name is not for the checkout form's fields).
         if let Some(progress) = goal_progress(observation, &reading, &task.goal) {
@@ -553,6 +703,9 @@ impl<E: Embedder> Policy for DefaultPolicy<E> {
             .into_iter()
             .map(|(mut candidate, affinity)| {
                 candidate.prior = (affinity + 0.05) / total.max(f64::MIN_POSITIVE);
+                // One key per action, computable from the action alone (a branch prefix's
+                // steps, another node's trace): the key of its label.
+                candidate.key = action_key(&candidate.action.label());
                 candidate
             })
             .collect();

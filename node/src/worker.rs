@@ -11,20 +11,22 @@
 //! Branch searches are kept per (task, branch) between assignments, so a node given the same
 //! branch again continues its tree instead of starting over.
 
-use crate::embed::{ReplayMemory, trajectory_vector};
+use crate::embed::action_key;
 use crate::environment::{EnvError, Environment, StateInfo, Step};
 use crate::index::Replica;
+use crate::memory::{GoalEmbedder, ReplayMemory, TaskMemory, raise_priors};
 use crate::net::{Network, NetworkEvent, NodeIdentity, Role};
 use crate::search::{self, Finish, NodeStatus, Search, SearchConfig, SearchEvent, SearchObserver};
 use forager_protocol::artifact::Digest32;
 use forager_protocol::result::NetworkSummary;
 use forager_protocol::signing::{Domain, Signed};
 use forager_protocol::trajectory::Cost;
+use forager_protocol::trajectory::TrajectoryVector;
 use forager_protocol::wire::{
-    Announcement, BranchAssignment, BranchId, ExpandReport, ExpandRequest, FoundPath,
-    KnownLocation, KnownState, MAX_TREE_NODES, Message, PageInfo, ProgressReport, Refusal,
-    RefusalReason, ReplayAnswer, ReplayReport, ReplayRequest, SyncRequest, TaskId, TreeNode,
-    TreeSnapshot, TreeStatus, WireCandidate,
+    Announcement, BranchAssignment, BranchCounters, BranchId, ExpandReport, ExpandRequest,
+    FoundPath, KnownLocation, KnownState, MAX_TREE_NODES, Message, PageInfo, ProgressReport,
+    Refusal, RefusalReason, ReplayAnswer, ReplayReport, ReplayRequest, SyncRequest, TaskId,
+    TraceStep, TreeNode, TreeSnapshot, TreeStatus, WireCandidate,
 };
 use forager_protocol::{Action, FailureReason, Fingerprint, TaskSpec};
 use std::collections::{HashMap, HashSet};
@@ -42,14 +44,20 @@ pub trait EnvFactory: Send + Sync + 'static {
     /// A fresh environment for a task. `for_replay`: the environment must reproduce a path
     /// from scratch (no reuse of live pages).
     fn create(&self, task: &TaskSpec, for_replay: bool) -> Result<Self::Env, EnvError>;
+    /// How goals are embedded for the memory: the same reader the environments' policy
+    /// uses (hashed n-grams unless a sentence model is loaded).
+    fn goal_embedder(&self) -> GoalEmbedder {
+        GoalEmbedder::Ngram
+    }
     /// What the environment saw at the step from `before` to `after`: URL, title, validator
     /// verdict, healed locator.
     fn step_info(env: &Self::Env, before: Fingerprint, after: Fingerprint) -> PageInfo;
     /// What the environment's network did (origins reached, requests blocked).
     fn network(env: &Self::Env) -> NetworkSummary;
-    /// Restores the environment served from a kept page and restores it replayed from the
-    /// start, since it was created: `(hits, misses)`.
-    fn page_cache(env: &Self::Env) -> (u64, u64);
+    /// What the environment counted since it was created: restores served from a kept page
+    /// and replayed from the start, pages read and the time reading them (the other fields
+    /// are the search's and stay 0).
+    fn counters(env: &Self::Env) -> BranchCounters;
     /// A screenshot (JPEG) of the environment's current page, when it has pixels to show.
     fn screenshot(env: &Self::Env) -> impl Future<Output = Option<Vec<u8>>> + Send;
 }
@@ -233,8 +241,11 @@ impl Publisher {
 struct RolloutObserver {
     task: TaskId,
     family: String,
-    goal: String,
-    prefix_keys: Vec<u64>,
+    /// The goal's vector and its embedder; `None`: nothing is gossiped (the goal could not
+    /// be embedded).
+    goal: Option<(TrajectoryVector, forager_protocol::wire::EmbedderId)>,
+    /// The branch prefix's steps, from the start URL.
+    prefix: Vec<TraceStep>,
     rollouts: mpsc::Sender<Announcement>,
 }
 
@@ -250,34 +261,40 @@ impl SearchObserver<Action> for RolloutObserver {
         if !matches!(node.status, NodeStatus::Open | NodeStatus::Success) {
             return;
         }
-        // The path from the start URL: the branch prefix, then the tree path.
-        let mut keys = Vec::new();
+        let Some((vector, embedder)) = &self.goal else {
+            return;
+        };
+        // The path from the start URL: the branch prefix, then the tree path, each step the
+        // page acted on (the parent's state) and the action's key.
+        let mut steps = Vec::new();
         let mut cursor = Some(node.id);
-        let mut labels = Vec::new();
         while let Some(c) = cursor {
             let n = &nodes[c as usize];
-            if let Some(action) = n.action {
-                labels.push(action.label());
-                keys.push(crate::embed::action_key(&action.label()));
+            if let (Some(_), Some(parent)) = (n.action, n.parent) {
+                let at = &nodes[parent as usize];
+                steps.push(TraceStep {
+                    location: at.location,
+                    page_family: at.page_family,
+                    key: n.key,
+                });
             }
             cursor = n.parent;
         }
-        keys.reverse();
-        let mut all = self.prefix_keys.clone();
-        all.extend(keys);
-        let texts: Vec<&str> = labels.iter().map(String::as_str).collect();
-        let Ok(vector) = trajectory_vector(&self.goal, &all, &texts) else {
-            return;
-        };
+        steps.reverse();
+        let mut trace = self.prefix.clone();
+        trace.extend(steps);
+        let length = trace.len() as u32;
         let success = *node.status == NodeStatus::Success;
         let announcement = Announcement {
             task: self.task,
             family: self.family.clone(),
+            embedder: embedder.clone(),
             vector: vector.as_slice().to_vec(),
+            trace: crate::index::bounded_trace(trace),
             reward: if success { 1.0 } else { node.mean_value as f32 },
             success,
             cost: Cost::default(),
-            steps: all.len() as u32,
+            steps: length,
             sequence: 0,
         };
         // Gossip is best effort: a full queue drops the rollout rather than slowing the search.
@@ -301,6 +318,15 @@ pub async fn run_worker<F: EnvFactory>(
     config: WorkerConfig,
 ) {
     let permits = Arc::new(Semaphore::new(config.concurrency.max(1)));
+    let embedder = factory.goal_embedder();
+    if embedder.id() != *replica.embedder() {
+        tracing::error!(
+            reader = %embedder.id(),
+            replica = %replica.embedder(),
+            "the replica holds another embedder's vectors: this node's rollouts will not be \
+             remembered"
+        );
+    }
     let branches: Arc<std::sync::Mutex<Branches<F::Env>>> =
         Arc::new(std::sync::Mutex::new(Branches::new()));
     let publisher = Arc::new(Publisher {
@@ -365,8 +391,21 @@ pub async fn run_worker<F: EnvFactory>(
                 let network = network.clone();
                 let work = match *message {
                     Message::Sync(request) => {
-                        let page = replica.page(&request);
-                        let _ = network.respond(responder, Message::SyncPage(page)).await;
+                        let answer = if request.embedder == *replica.embedder() {
+                            Message::SyncPage(replica.page(&request))
+                        } else {
+                            Refusal::new(
+                                RefusalReason::OtherEmbedder,
+                                format!(
+                                    "this node's memory is embedded with {}, the request's \
+                                     with {}",
+                                    replica.embedder(),
+                                    request.embedder
+                                ),
+                            )
+                            .into()
+                        };
+                        let _ = network.respond(responder, answer).await;
                         continue;
                     }
                     Message::Expand(request) => Work::Expand(request),
@@ -393,6 +432,7 @@ pub async fn run_worker<F: EnvFactory>(
                     branches: branches.clone(),
                     rollouts: rollouts.clone(),
                     memory: replica.clone(),
+                    embedder: embedder.clone(),
                     queen: peer,
                 };
                 requests.spawn(async move {
@@ -430,13 +470,40 @@ struct WorkContext<F: EnvFactory> {
     branches: Arc<std::sync::Mutex<Branches<F::Env>>>,
     rollouts: mpsc::Sender<Announcement>,
     memory: Arc<Replica>,
+    embedder: GoalEmbedder,
     queen: libp2p::PeerId,
+}
+
+/// What the memory knows for a task: its goal's vector (`None` when it cannot be embedded)
+/// and the successes recalled for it. The embedding is CPU work: on a blocking thread.
+async fn task_memory(
+    replica: Arc<Replica>,
+    embedder: GoalEmbedder,
+    task: &TaskSpec,
+) -> (Option<TrajectoryVector>, TaskMemory) {
+    let (goal, family) = (task.goal.clone(), task.family());
+    let recalled = tokio::task::spawn_blocking(move || match embedder.embed(&goal) {
+        Ok(vector) => {
+            let memory = TaskMemory::recall(&*replica, &family, &vector);
+            (Some(vector), memory)
+        }
+        Err(error) => {
+            tracing::warn!(%error, "the goal cannot be embedded; no memory for this task");
+            (None, TaskMemory::default())
+        }
+    })
+    .await;
+    recalled.unwrap_or_default()
 }
 
 impl<F: EnvFactory> WorkContext<F> {
     async fn answer(self, work: Work) -> Message {
         match work {
-            Work::Expand(request) => expand(&*self.factory, &self.identity, *request).await,
+            Work::Expand(request) => {
+                let (_, memory) =
+                    task_memory(self.memory.clone(), self.embedder.clone(), &request.task).await;
+                expand(&*self.factory, &self.identity, *request, &memory).await
+            }
             Work::Replay(request) => replay(&*self.factory, &self.identity, *request).await,
             Work::Assign(assignment) => {
                 let span = tracing::info_span!(
@@ -445,14 +512,17 @@ impl<F: EnvFactory> WorkContext<F> {
                     branch = assignment.branch.0,
                     queen = %self.queen
                 );
-                let memory: Arc<dyn ReplayMemory + Send + Sync> = self.memory;
+                let (goal, memory) =
+                    task_memory(self.memory.clone(), self.embedder.clone(), &assignment.task).await;
+                let goal = goal.map(|vector| (vector, self.memory.embedder().clone()));
+                let memory: Arc<dyn ReplayMemory + Send + Sync> = Arc::new(memory);
                 tracing::Instrument::instrument(
                     search_branch(
                         &*self.factory,
                         &self.identity,
                         &self.branches,
                         *assignment,
-                        memory,
+                        Remembered { memory, goal },
                         self.rollouts,
                     ),
                     span,
@@ -486,9 +556,14 @@ pub async fn sync_from(network: Network, replica: Arc<Replica>, peer: libp2p::Pe
         let request = Message::Sync(SyncRequest {
             after,
             limit: crate::index::SYNC_PAGE,
+            embedder: replica.embedder().clone(),
         });
         let page = match network.request(peer, request).await {
             Ok(Message::SyncPage(page)) => page,
+            Ok(Message::Refused { reason, detail }) => {
+                tracing::warn!(%peer, %reason, %detail, "the peer refused to share its memory");
+                return;
+            }
             Ok(_) | Err(_) => return,
         };
         for signed in page.entries {
@@ -496,8 +571,12 @@ pub async fn sync_from(network: Network, replica: Arc<Replica>, peer: libp2p::Pe
             if signed.verify(Domain::Announcement).is_err() || replica.contains(&signed) {
                 continue;
             }
-            let Ok(vector) = forager_protocol::trajectory::TrajectoryVector::try_from(
+            if signed.value.embedder != *replica.embedder() {
+                continue;
+            }
+            let Ok(vector) = TrajectoryVector::with_dimension(
                 signed.value.vector.clone(),
+                replica.embedder().dim as usize,
             ) else {
                 continue;
             };
@@ -523,6 +602,7 @@ async fn expand<F: EnvFactory>(
     factory: &F,
     identity: &NodeIdentity,
     request: ExpandRequest,
+    memory: &TaskMemory,
 ) -> Message {
     let task_id = match TaskId::of(&request.task) {
         Ok(id) => id,
@@ -549,7 +629,12 @@ async fn expand<F: EnvFactory>(
     }
     .await;
     match result {
-        Ok((state, candidates)) => {
+        Ok((state, mut candidates)) => {
+            // The start page's actions the memory votes for come first at the queen's root.
+            let votes = raise_priors(&mut candidates, &memory.votes(&state));
+            if !votes.is_empty() {
+                tracing::info!(votes = votes.len(), "the memory votes at the start page");
+            }
             let report = ExpandReport {
                 task: task_id,
                 root: state.fingerprint,
@@ -575,12 +660,19 @@ async fn expand<F: EnvFactory>(
     }
 }
 
+/// What a branch search gets from the memory: the votes, and the goal's vector (with its
+/// embedder) for the rollouts it gossips.
+struct Remembered {
+    memory: Arc<dyn ReplayMemory + Send + Sync>,
+    goal: Option<(TrajectoryVector, forager_protocol::wire::EmbedderId)>,
+}
+
 async fn search_branch<F: EnvFactory>(
     factory: &F,
     identity: &NodeIdentity,
     branches: &std::sync::Mutex<Branches<F::Env>>,
     assignment: BranchAssignment,
-    memory: Arc<dyn ReplayMemory + Send + Sync>,
+    remembered: Remembered,
     rollouts: mpsc::Sender<Announcement>,
 ) -> Message {
     let key = (assignment.task_id, assignment.branch);
@@ -622,12 +714,15 @@ async fn search_branch<F: EnvFactory>(
         key,
         returned: false,
     };
-    let (hits_before, misses_before) = F::page_cache(&state.env.inner);
-    let mut report = run_branch(&mut state, &assignment, memory, rollouts).await;
+    let before = F::counters(&state.env.inner);
+    let mut report = run_branch(&mut state, &assignment, remembered, rollouts).await;
     report.network = F::network(&state.env.inner);
-    let (hits, misses) = F::page_cache(&state.env.inner);
-    report.counters.cache_hits = hits.saturating_sub(hits_before);
-    report.counters.cache_misses = misses.saturating_sub(misses_before);
+    let after = F::counters(&state.env.inner);
+    let counters = &mut report.counters;
+    counters.cache_hits = after.cache_hits.saturating_sub(before.cache_hits);
+    counters.cache_misses = after.cache_misses.saturating_sub(before.cache_misses);
+    counters.pages_read = after.pages_read.saturating_sub(before.pages_read);
+    counters.reading_us = after.reading_us.saturating_sub(before.reading_us);
     guard.check_in(state);
     match sign(identity, report) {
         Ok(signed) => Message::Progress(Box::new(signed)),
@@ -677,9 +772,10 @@ fn check_in<E: Environment<Action = Action>>(
 async fn run_branch<E: Environment<Action = Action>>(
     state: &mut BranchState<E>,
     assignment: &BranchAssignment,
-    memory: Arc<dyn ReplayMemory + Send + Sync>,
+    remembered: Remembered,
     rollouts: mpsc::Sender<Announcement>,
 ) -> ProgressReport {
+    let Remembered { memory, goal } = remembered;
     let mut report = ProgressReport {
         task: assignment.task_id,
         branch: assignment.branch,
@@ -810,21 +906,31 @@ async fn run_branch<E: Environment<Action = Action>>(
     );
     report.prefix_fingerprints = state.env.prefix.iter().map(|(_, f)| *f).collect();
     let (visits_before, value_before) = root_stats(&search);
+    // The prefix's pages are not seen here (the start page was opened by the expanding
+    // node): the first is the start URL's location; deeper ones are unknown (0, matching
+    // nothing).
+    let start = crate::policy::location_of(&task.start_url);
     let mut observer = RolloutObserver {
         task: assignment.task_id,
         family: task.family(),
-        goal: task.goal.clone(),
-        prefix_keys: state
+        goal,
+        prefix: state
             .env
             .prefix
             .iter()
-            .map(|(a, _)| crate::embed::action_key(&a.label()))
+            .enumerate()
+            .map(|(i, (action, _))| TraceStep {
+                location: if i == 0 { start } else { 0 },
+                page_family: 0,
+                key: action_key(&action.label()),
+            })
             .collect(),
         rollouts,
     };
     let actions_before = search.metrics().actions;
     let replayed_before = search.metrics().replayed_actions;
     let nodes_before = search.metrics().nodes;
+    let remembered_before = search.metrics().remembered;
     let pruned_before = search.prunes().clone();
     let cost_before = search.metrics().cost;
     let (outcome, search) =
@@ -885,6 +991,7 @@ async fn run_branch<E: Environment<Action = Action>>(
     report.actions += outcome.metrics.actions - actions_before;
     report.replayed = outcome.metrics.replayed_actions - replayed_before;
     report.counters.nodes = outcome.metrics.nodes.saturating_sub(nodes_before);
+    report.counters.remembered = outcome.metrics.remembered.saturating_sub(remembered_before);
     report.counters.pruned = outcome
         .prunes
         .iter()
@@ -992,6 +1099,7 @@ fn tree_snapshot(search: &Search<Action>, instance: u64) -> TreeSnapshot {
             mean_value: n.mean_value,
             risk: n.risk,
             cost_ms: n.cost_ms,
+            replay: n.replay,
         })
         .collect();
     TreeSnapshot {

@@ -98,6 +98,15 @@ pub struct Metrics {
     pub cache_hits: u64,
     /// Restores that replayed from the start.
     pub cache_misses: u64,
+    /// Pages the policy read (each observation the search proposed actions from).
+    #[serde(default)]
+    pub pages_read: u64,
+    /// Milliseconds spent reading them (embedding their texts; cached texts cost nothing).
+    #[serde(default)]
+    pub reading_ms: u64,
+    /// Pages at which the memory of earlier successes voted for some of the actions.
+    #[serde(default)]
+    pub remembered: u64,
     /// Pruned branches by reason.
     pub pruned: BTreeMap<String, u32>,
 }

@@ -1,7 +1,8 @@
-//! Trajectories (finished rollouts) and their fixed-dimension vectors.
+//! Trajectories (finished rollouts) and their vectors.
 //!
-//! A [`TrajectoryVector`] can only be built valid: the right dimension, finite values, unit
-//! L2 norm. Decoding one from bytes runs the same checks, so an index never holds a vector
+//! A [`TrajectoryVector`] can only be built valid: a bounded dimension (the embedder's: 384
+//! for the sentence model, [`VECTOR_DIM`] for hashed n-grams; peers check it against their
+//! own with [`TrajectoryVector::with_dimension`]), finite values, unit L2 norm. Decoding one from bytes runs the same checks, so an index never holds a vector
 //! that would poison its distance computations.
 
 use crate::action::Action;
@@ -9,8 +10,10 @@ use crate::fingerprint::Fingerprint;
 use crate::risk::RiskClass;
 use serde::{Deserialize, Serialize};
 
-/// Dimension of every trajectory vector.
+/// Dimension of the hashed n-gram vectors.
 pub const VECTOR_DIM: usize = 256;
+/// Largest dimension a trajectory vector may have.
+pub const MAX_VECTOR_DIM: usize = 4096;
 /// Largest deviation of a vector's L2 norm from 1 that is accepted.
 pub const NORM_TOLERANCE: f32 = 1e-3;
 
@@ -72,10 +75,10 @@ pub struct Trajectory {
 #[derive(Debug, Clone, Copy, PartialEq, thiserror::Error)]
 #[non_exhaustive]
 pub enum VectorError {
-    /// Not [`VECTOR_DIM`] values.
+    /// Not the expected number of values (or none, or more than [`MAX_VECTOR_DIM`]).
     #[error("vector has {found} dimensions, expected {expected}")]
     WrongDimension {
-        /// [`VECTOR_DIM`].
+        /// The dimension expected (the embedder's, or [`MAX_VECTOR_DIM`] as a bound).
         expected: usize,
         /// What was given.
         found: usize,
@@ -97,7 +100,7 @@ pub enum VectorError {
     Zero,
 }
 
-/// An L2-normalised, [`VECTOR_DIM`]-dimensional embedding of a trajectory.
+/// An L2-normalised embedding of a trajectory (of its goal: see `forager_node::memory`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(try_from = "Vec<f32>", into = "Vec<f32>")]
 pub struct TrajectoryVector(Vec<f32>);
@@ -117,6 +120,22 @@ impl TrajectoryVector {
         TrajectoryVector::try_from(values)
     }
 
+    /// A valid vector of exactly `dim` values (the local embedder's dimension).
+    pub fn with_dimension(values: Vec<f32>, dim: usize) -> Result<TrajectoryVector, VectorError> {
+        if values.len() != dim {
+            return Err(VectorError::WrongDimension {
+                expected: dim,
+                found: values.len(),
+            });
+        }
+        TrajectoryVector::try_from(values)
+    }
+
+    /// Its dimension.
+    pub fn dim(&self) -> usize {
+        self.0.len()
+    }
+
     /// The values.
     pub fn as_slice(&self) -> &[f32] {
         &self.0
@@ -130,9 +149,9 @@ impl TrajectoryVector {
 }
 
 fn check_shape(values: &[f32]) -> Result<(), VectorError> {
-    if values.len() != VECTOR_DIM {
+    if values.is_empty() || values.len() > MAX_VECTOR_DIM {
         return Err(VectorError::WrongDimension {
-            expected: VECTOR_DIM,
+            expected: MAX_VECTOR_DIM,
             found: values.len(),
         });
     }
@@ -172,12 +191,24 @@ mod tests {
     #[test]
     fn validation_names_each_fault() {
         assert_eq!(
-            TrajectoryVector::try_from(vec![1.0; 3]),
+            TrajectoryVector::with_dimension(vec![1.0; 3], VECTOR_DIM),
             Err(VectorError::WrongDimension {
                 expected: VECTOR_DIM,
                 found: 3
             })
         );
+        assert_eq!(
+            TrajectoryVector::try_from(vec![0.0; MAX_VECTOR_DIM + 1]),
+            Err(VectorError::WrongDimension {
+                expected: MAX_VECTOR_DIM,
+                found: MAX_VECTOR_DIM + 1
+            })
+        );
+        assert!(TrajectoryVector::try_from(Vec::new()).is_err());
+        let unit384 = TrajectoryVector::normalise(vec![1.0; 384]).expect("valid");
+        assert_eq!(unit384.dim(), 384);
+        assert!(TrajectoryVector::with_dimension(unit384.clone().into(), 384).is_ok());
+        assert!(TrajectoryVector::with_dimension(unit384.into(), VECTOR_DIM).is_err());
         let mut nan = vec![0.0; VECTOR_DIM];
         nan[0] = 1.0;
         nan[7] = f32::NAN;

@@ -59,6 +59,44 @@ impl fmt::Debug for TaskId {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct BranchId(pub u64);
 
+/// Which text embedder made a vector: peers whose embedders differ cannot compare vectors,
+/// so they refuse each other's (by dimension, then by this identity).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct EmbedderId {
+    /// A name for people (`all-MiniLM-L6-v2`, `ngram`).
+    pub name: String,
+    /// What identifies it: the SHA-256 of the model's weights, or of the n-gram scheme's name.
+    pub digest: Digest32,
+    /// The vectors' dimension.
+    pub dim: u32,
+}
+
+impl std::fmt::Display for EmbedderId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} ({}-d, {})",
+            self.name,
+            self.dim,
+            &self.digest.to_hex()[..12]
+        )
+    }
+}
+
+/// Most steps an announcement's trace carries.
+pub const MAX_TRACE_STEPS: usize = 64;
+
+/// One step of a rollout as the memory keeps it: where it was, and what it did there.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct TraceStep {
+    /// The location of the page acted on (its URL without the fragment, hashed).
+    pub location: u64,
+    /// Its fingerprint family (the kind of page), hashed to 64 bits.
+    pub page_family: u64,
+    /// The action's stable key (of its label).
+    pub key: u64,
+}
+
 /// A finished rollout, announced to every peer (signed by its origin).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Announcement {
@@ -66,9 +104,15 @@ pub struct Announcement {
     pub task: TaskId,
     /// The task family, grouping trajectories for the replay bonus.
     pub family: String,
-    /// The trajectory vector's raw values; receivers validate them into a
-    /// [`crate::trajectory::TrajectoryVector`] and count each kind of fault.
+    /// The embedder of `vector`.
+    pub embedder: EmbedderId,
+    /// The trajectory vector's raw values (the embedding of the task's goal); receivers
+    /// validate them into a [`crate::trajectory::TrajectoryVector`] of their own embedder's
+    /// dimension and count each kind of fault.
     pub vector: Vec<f32>,
+    /// Where the rollout went and what it did at each page, from the start URL (at most
+    /// [`MAX_TRACE_STEPS`]); a success's trace is what the memory votes with.
+    pub trace: Vec<TraceStep>,
     /// Reward of the rollout's last state, in [0, 1].
     pub reward: f32,
     /// Whether the success predicates held.
@@ -234,6 +278,12 @@ pub struct BranchCounters {
     pub cache_misses: u64,
     /// Nodes added to the branch's tree.
     pub nodes: u64,
+    /// Pages the policy read (observations proposed from).
+    pub pages_read: u64,
+    /// Microseconds spent reading them (embedding their texts, cache included).
+    pub reading_us: u64,
+    /// Pages at which the memory voted for some of the actions.
+    pub remembered: u64,
     /// Children pruned, by reason name (`no_progress`, `loop`, ...).
     pub pruned: std::collections::BTreeMap<String, u32>,
 }
@@ -280,6 +330,8 @@ pub struct TreeNode {
     pub risk: RiskClass,
     /// What executing the action cost, in browser milliseconds.
     pub cost_ms: u64,
+    /// The memory's vote for the action (the replay bonus R), in [0, 1].
+    pub replay: f64,
 }
 
 /// Where a tree node stands.
@@ -402,12 +454,14 @@ pub enum TaskState {
 }
 
 /// A late-joining node asks for the announcements it lacks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SyncRequest {
     /// Return entries after this watermark.
     pub after: u64,
     /// At most this many.
     pub limit: u32,
+    /// The asking node's embedder: a peer with another refuses (`other_embedder`).
+    pub embedder: EmbedderId,
 }
 
 /// One page of announcements.
@@ -479,6 +533,9 @@ pub enum RefusalReason {
     /// The node has no free worker for the request, or the branch is already being searched
     /// there.
     Busy,
+    /// The peers embed text with different models (or dimensions): their memories cannot be
+    /// shared.
+    OtherEmbedder,
 }
 
 impl RefusalReason {
@@ -493,6 +550,7 @@ impl RefusalReason {
             RefusalReason::Storage => "storage",
             RefusalReason::Stopping => "stopping",
             RefusalReason::Busy => "busy",
+            RefusalReason::OtherEmbedder => "other_embedder",
         }
     }
 }
@@ -648,7 +706,13 @@ pub(crate) mod tests {
             prop::option::of(action()),
             prop::option::of(fingerprint()),
             status,
-            (any::<u32>(), 0.0f64..=1.0, risk(), any::<u64>()),
+            (
+                any::<u32>(),
+                0.0f64..=1.0,
+                risk(),
+                any::<u64>(),
+                0.0f64..=1.0,
+            ),
         )
             .prop_map(
                 |(
@@ -656,7 +720,7 @@ pub(crate) mod tests {
                     action,
                     fingerprint,
                     status,
-                    (visits, mean_value, risk, cost_ms),
+                    (visits, mean_value, risk, cost_ms, replay),
                 )| {
                     TreeNode {
                         id,
@@ -668,6 +732,7 @@ pub(crate) mod tests {
                         mean_value,
                         risk,
                         cost_ms,
+                        replay,
                     }
                 },
             );
@@ -712,11 +777,28 @@ pub(crate) mod tests {
             })
     }
 
+    fn embedder() -> impl Strategy<Value = EmbedderId> {
+        (text(), any::<[u8; 32]>(), any::<u32>()).prop_map(|(name, digest, dim)| EmbedderId {
+            name,
+            digest: Digest32(digest),
+            dim,
+        })
+    }
+
     fn announcement() -> impl Strategy<Value = Announcement> {
         (
-            task_id(),
-            text(),
+            (task_id(), text(), embedder()),
             prop::collection::vec(any::<f32>(), 0..8),
+            prop::collection::vec(
+                (any::<u64>(), any::<u64>(), any::<u64>()).prop_map(
+                    |(location, page_family, key)| TraceStep {
+                        location,
+                        page_family,
+                        key,
+                    },
+                ),
+                0..4,
+            ),
             any::<f32>(),
             any::<bool>(),
             cost(),
@@ -724,10 +806,21 @@ pub(crate) mod tests {
             any::<u64>(),
         )
             .prop_map(
-                |(task, family, vector, reward, success, cost, steps, sequence)| Announcement {
+                |(
+                    (task, family, embedder),
+                    vector,
+                    trace,
+                    reward,
+                    success,
+                    cost,
+                    steps,
+                    sequence,
+                )| Announcement {
                     task,
                     family,
+                    embedder,
                     vector,
+                    trace,
                     reward,
                     success,
                     cost,
@@ -898,7 +991,8 @@ pub(crate) mod tests {
                         any::<u64>(),
                         any::<u64>(),
                         any::<u64>(),
-                        prop::collection::btree_map(text(), any::<u32>(), 0..3)
+                        prop::collection::btree_map(text(), any::<u32>(), 0..3),
+                        (any::<u64>(), any::<u64>(), any::<u64>())
                     )
                 )
                     .prop_map(
@@ -911,7 +1005,13 @@ pub(crate) mod tests {
                             error,
                             (locations, states),
                             tree,
-                            (cache_hits, cache_misses, nodes, pruned),
+                            (
+                                cache_hits,
+                                cache_misses,
+                                nodes,
+                                pruned,
+                                (pages_read, reading_us, remembered),
+                            ),
                         )| {
                             ProgressReport {
                                 task,
@@ -931,6 +1031,9 @@ pub(crate) mod tests {
                                 counters: BranchCounters {
                                     cache_hits,
                                     cache_misses,
+                                    pages_read,
+                                    reading_us,
+                                    remembered,
                                     nodes,
                                     pruned,
                                 },
@@ -1006,8 +1109,13 @@ pub(crate) mod tests {
                 report,
                 screenshots: vec![Vec::new(), vec![0xff, 0xd8, 1, 2]],
             }))),
-            (any::<u64>(), any::<u32>())
-                .prop_map(|(after, limit)| Message::Sync(SyncRequest { after, limit })),
+            (any::<u64>(), any::<u32>(), embedder()).prop_map(|(after, limit, embedder)| {
+                Message::Sync(SyncRequest {
+                    after,
+                    limit,
+                    embedder,
+                })
+            }),
             (
                 prop::collection::vec(signed(announcement(), Domain::Announcement), 0..3),
                 prop::option::of(any::<u64>())
@@ -1020,7 +1128,7 @@ pub(crate) mod tests {
                 Message::State(Box::new(TaskState::Running { actions, nodes }))
             }),
             Just(Message::State(Box::new(TaskState::Unknown))),
-            (0..8u8, text()).prop_map(|(reason, detail)| Message::Refused {
+            (0..9u8, text()).prop_map(|(reason, detail)| Message::Refused {
                 reason: [
                     RefusalReason::InvalidTask,
                     RefusalReason::NoEnvironment,
@@ -1030,6 +1138,7 @@ pub(crate) mod tests {
                     RefusalReason::Storage,
                     RefusalReason::Stopping,
                     RefusalReason::Busy,
+                    RefusalReason::OtherEmbedder,
                 ][reason as usize],
                 detail,
             }),

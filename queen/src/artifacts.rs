@@ -648,6 +648,7 @@ mod tests {
             visits: 1,
             mean_value: 0.5,
             risk: RiskClass::ReadOnly,
+            replay: 0.0,
             cost_ms: 7,
         }
     }

@@ -65,6 +65,11 @@ pub async fn spawn_node<F: EnvFactory>(
     factory: Arc<F>,
     worker: WorkerConfig,
 ) -> Result<NodeHandle, NetError> {
+    // Gossip is checked against the memory's embedder.
+    let config = NetworkConfig {
+        embedder: replica.embedder().clone(),
+        ..config
+    };
     let (network, events) = Network::start(identity, config)?;
     let addresses = network.wait_listening(Duration::from_secs(10)).await?;
     let peer = network.local_peer_id();

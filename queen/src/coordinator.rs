@@ -1155,6 +1155,12 @@ impl TaskRun {
         let c = &report.counters;
         self.counters.cache_hits += c.cache_hits.min(most);
         self.counters.cache_misses += c.cache_misses.min(most);
+        // A page read per executed action and restore at most, each within the request's
+        // own time.
+        let pages = c.pages_read.min(2 * most);
+        self.counters.pages_read += pages;
+        self.counters.reading_us += c.reading_us.min(pages * 60_000_000);
+        self.counters.remembered += c.remembered.min(most);
         self.counters.nodes += c.nodes.min(most);
         let named = |reason: &str| {
             !reason.is_empty()
@@ -1346,6 +1352,11 @@ impl TaskRun {
                 value: n.mean_value.clamp(0.0, 1.0),
                 risk: n.risk.level(),
                 cost_ms: n.cost_ms,
+                replay: if n.replay.is_finite() {
+                    n.replay.clamp(0.0, 1.0)
+                } else {
+                    0.0
+                },
                 detail: match &n.status {
                     TreeStatus::Pruned(forager_protocol::PruneReason::ActionFailed { reason }) => {
                         Some(reason.chars().take(200).collect())
@@ -1470,6 +1481,9 @@ impl TaskRun {
                 workers: self.contributors.len() as u32,
                 cache_hits: self.counters.cache_hits,
                 cache_misses: self.counters.cache_misses,
+                pages_read: self.counters.pages_read,
+                reading_ms: self.counters.reading_us / 1000,
+                remembered: self.counters.remembered,
                 pruned: self.counters.pruned.clone(),
             },
             network: self.network.clone(),

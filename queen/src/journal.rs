@@ -190,9 +190,16 @@ pub struct JournalTreeNode {
     pub risk: u8,
     /// What the action cost, in browser milliseconds.
     pub cost_ms: u64,
+    /// The memory's vote for the action (the replay bonus R), when it voted.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub replay: f64,
     /// For an action that failed, what the environment said.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub detail: Option<String>,
+}
+
+fn is_zero(value: &f64) -> bool {
+    *value == 0.0
 }
 
 #[derive(Serialize, Deserialize)]

@@ -5,8 +5,8 @@
 //! earlier ones: nothing leaks from the future).
 
 use crate::site::{ParamError, Site, SiteParams, generate};
-use crate::strategies::{RunConfig, SiteOutcome, Strategy, remember, run_site};
-use forager_node::embed::{FlatMemory, ReplayMemory};
+use crate::strategies::{RunConfig, SiteOutcome, Strategy, family_name, remember, run_site};
+use forager_node::memory::{FlatMemory, GoalEmbedder, ReplayMemory, TaskMemory};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -119,21 +119,27 @@ pub fn run_sites(
     sites: &[Arc<Site>],
     progress: &mut dyn FnMut(u32, u32),
 ) -> BatchSummary {
-    let mut memory = Arc::new(FlatMemory::default());
+    let memory = FlatMemory::default();
     let mut outcomes: Vec<SiteOutcome> = Vec::with_capacity(sites.len());
     for (index, site) in sites.iter().enumerate() {
         let run = RunConfig {
             seed: config.seed ^ (index as u64).wrapping_mul(0x2545_f491_4f6c_dd1d),
             ..config.run.clone()
         };
+        // The successes of the family's earlier sites, recalled for this site's goal.
         let shared: Option<Arc<dyn ReplayMemory + Send + Sync>> = (config.replay_memory
             && config.strategy == Strategy::Mcts)
-            .then(|| memory.clone() as Arc<dyn ReplayMemory + Send + Sync>);
+            .then(|| GoalEmbedder::Ngram.embed(&site.goal).ok())
+            .flatten()
+            .map(|goal| {
+                Arc::new(TaskMemory::recall(&memory, &family_name(site), &goal))
+                    as Arc<dyn ReplayMemory + Send + Sync>
+            });
         let outcome = run_site(site, config.strategy, &run, shared);
         if config.replay_memory
             && let Some(path) = &outcome.path
         {
-            remember(Arc::make_mut(&mut memory), site, path);
+            remember(&memory, site, path);
         }
         outcomes.push(outcome);
         progress(index as u32 + 1, sites.len() as u32);

@@ -192,9 +192,10 @@ impl EnvFactory for SimFactory {
         })
     }
 
-    fn page_cache(_env: &SimBrowser) -> (u64, u64) {
-        // A simulated site restores by replaying its (free) actions: there is no page cache.
-        (0, 0)
+    fn counters(_env: &SimBrowser) -> forager_protocol::wire::BranchCounters {
+        // A simulated site restores by replaying its (free) actions: there is no page cache,
+        // and its pages are read from tables.
+        forager_protocol::wire::BranchCounters::default()
     }
 
     fn network(_env: &SimBrowser) -> NetworkSummary {

@@ -87,6 +87,8 @@ impl SimEnvironment {
             value_hint: self.tables.hints[state.page as usize],
             auth,
             location: self.tables.locations[state.page as usize],
+            // Sites of a family share their page tree: a path is a kind of page.
+            page_family: self.tables.locations[state.page as usize].rotate_left(17),
             transient: page.kind == PageKind::Glitch,
         }
     }

@@ -11,9 +11,10 @@
 
 use crate::env::{Counters, SimEnvironment};
 use crate::site::Site;
-use forager_node::embed::{FlatMemory, ReplayMemory, trajectory_vector};
 use forager_node::environment::{Candidate, Environment};
+use forager_node::memory::{FlatMemory, GoalEmbedder, ReplayMemory};
 use forager_node::search::{self, Evaluation, Finish, NoObserver, SearchConfig};
+use forager_protocol::wire::TraceStep;
 use forager_protocol::{FailureReason, Fingerprint, RiskClass, ScoreWeights};
 use rand::rngs::ChaCha8Rng;
 use rand::{RngExt, SeedableRng};
@@ -266,18 +267,25 @@ pub fn family_name(site: &Site) -> String {
 }
 
 /// Adds a solved site's path to the memory of its family.
-pub fn remember(memory: &mut FlatMemory, site: &Site, path: &[u32]) {
-    let keys: Vec<u64> = path.iter().map(|&a| site.actions[a as usize].key).collect();
+pub fn remember(memory: &FlatMemory, site: &Site, path: &[u32]) {
+    let tables = site.tables();
     let mut state = site.start();
-    let mut titles = Vec::new();
+    let mut trace = Vec::new();
     for &a in path {
-        if let Some(next) = site.transition(state, a) {
-            titles.push(site.pages[next.page as usize].title.as_str());
-            state = next;
+        let location = tables.locations[state.page as usize];
+        trace.push(TraceStep {
+            location,
+            // As `SimEnvironment` reports it.
+            page_family: location.rotate_left(17),
+            key: site.actions[a as usize].key,
+        });
+        match site.transition(state, a) {
+            Some(next) => state = next,
+            None => break,
         }
     }
-    if let Ok(vector) = trajectory_vector(&site.goal, &keys, &titles) {
-        memory.insert(&family_name(site), vector);
+    if let Ok(goal) = GoalEmbedder::Ngram.embed(&site.goal) {
+        memory.insert(&family_name(site), goal, trace);
     }
 }
 

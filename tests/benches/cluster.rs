@@ -120,7 +120,9 @@ fn child(role: &str, bootstrap: Option<String>) {
             let announcement = Announcement {
                 task: TaskId([1; 16]),
                 family: "bench".into(),
+                embedder: forager_node::memory::ngram_id(),
                 vector: unit(&mut rng),
+                trace: Vec::new(),
                 reward: 1.0,
                 success: true,
                 cost: Cost::default(),
@@ -243,14 +245,16 @@ fn index(count: usize) {
         TrajectoryVector::normalise(values).expect("valid")
     };
     let identity = NodeIdentity::generate();
-    let replica = Replica::in_memory(count);
+    let replica = Replica::in_memory(count, forager_node::memory::ngram_id());
     let vectors: Vec<TrajectoryVector> = (0..count).map(|_| noisy(&mut rng)).collect();
     let started = Instant::now();
     for (i, vector) in vectors.iter().enumerate() {
         let announcement = Announcement {
             task: TaskId([0; 16]),
             family: "bench".into(),
+            embedder: forager_node::memory::ngram_id(),
             vector: vector.as_slice().to_vec(),
+            trace: Vec::new(),
             reward: 1.0,
             success: true,
             cost: Cost::default(),

@@ -215,7 +215,10 @@ pub async fn spawn_sim_nodes(
                 bootstrap: bootstrap.clone(),
                 ..NetworkConfig::new(Role::Node, cluster_key)
             },
-            std::sync::Arc::new(forager_node::index::Replica::in_memory(10_000)),
+            std::sync::Arc::new(forager_node::index::Replica::in_memory(
+                10_000,
+                forager_node::memory::ngram_id(),
+            )),
             factory.clone(),
             forager_node::worker::WorkerConfig::default(),
         )
@@ -285,12 +288,20 @@ pub async fn forager_env(test: &str, args: &[&str], env: &[(&str, &str)]) -> Run
     if args.first().is_some_and(|a| a.starts_with("--")) {
         command.arg("explore");
     }
+    // Each run its own data folder (memory, embedding cache), so tests neither see each
+    // other's memory nor the user's; the installed model is still the one read.
+    let data = std::env::temp_dir().join(format!("{prefix}data"));
+    let _ = std::fs::remove_dir_all(&data);
+    if let Some(model) = forager_node::model::SentenceModel::default_dir() {
+        command.env("FORAGER_MODEL_DIR", model);
+    }
     command
         .args(args)
         .arg("--out")
         .arg(&out)
         .arg("--json")
         .env("FORAGER_PROFILE_PREFIX", &prefix)
+        .env("XDG_DATA_HOME", &data)
         .envs(env.iter().copied())
         .kill_on_drop(true);
     let output = tokio::time::timeout(LIMIT, command.output())

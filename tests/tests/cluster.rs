@@ -11,7 +11,8 @@ use forager_protocol::result::{RunResult, Status};
 use forager_protocol::signing::{Domain, Signed};
 use forager_protocol::trajectory::{Cost, VECTOR_DIM};
 use forager_protocol::wire::{
-    Announcement, FoundPath, KnownLocation, KnownState, Message, ProgressReport, TaskId, TaskState,
+    Announcement, FoundPath, KnownLocation, KnownState, Message, ProgressReport, RefusalReason,
+    SyncRequest, TaskId, TaskState,
 };
 use forager_queen::cluster::{loopback, spawn_node, spawn_queen, wait_for_peers};
 use forager_queen::coordinator::QueenConfig;
@@ -426,7 +427,9 @@ fn announcement(sequence: u64, vector: Vec<f32>, reward: f32) -> Announcement {
     Announcement {
         task: TaskId([3; 16]),
         family: "test".into(),
+        embedder: forager_node::memory::ngram_id(),
         vector,
+        trace: Vec::new(),
         reward,
         success: true,
         cost: Cost::default(),
@@ -497,6 +500,16 @@ async fn bad_gossip_is_rejected_counted_and_costs_the_sender() {
         (
             "not_finite",
             Box::new(move |id| frame(id, announcement(4, nan.clone(), 1.0))),
+        ),
+        (
+            // Same dimension, another model: vectors of two spaces cannot be compared.
+            "other_embedder",
+            Box::new(|id| {
+                let mut other = announcement(7, unit_vector(7), 1.0);
+                other.embedder.name = "another-model".into();
+                other.embedder.digest = forager_protocol::digest::Digest32([7; 32]);
+                frame(id, other)
+            }),
         ),
         (
             "reward_out_of_range",
@@ -755,7 +768,7 @@ async fn a_late_joining_node_converges_to_the_same_replica() {
     let late = spawn_node(
         &NodeIdentity::generate(),
         config(Role::Node, key, nodes[0].addresses.clone()),
-        Arc::new(Replica::in_memory(10_000)),
+        Arc::new(Replica::in_memory(10_000, forager_node::memory::ngram_id())),
         factory.clone(),
         WorkerConfig::default(),
     )
@@ -776,6 +789,76 @@ async fn a_late_joining_node_converges_to_the_same_replica() {
     for node in nodes.iter().chain(std::iter::once(&late)) {
         node.network.shutdown().await;
     }
+    queen.network.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_node_with_another_embedder_is_refused_by_name() {
+    let key = [4; 32];
+    let data = tempfile::tempdir().expect("dir");
+    let (queen, nodes, factory) = sim_cluster(1, key, data.path()).await;
+    wait_for_peers(&queen.network, Role::Node, 1, Duration::from_secs(20))
+        .await
+        .expect("one node");
+    let id = queen
+        .queen
+        .submit(sim_task(factory.site(), 200))
+        .await
+        .expect("accepted");
+    wait_done(&queen.queen, id).await;
+    assert!(!nodes[0].replica.is_empty(), "rollouts were remembered");
+    // A node whose memory holds a 384-dimensional model's vectors joins the n-gram cluster.
+    let model = forager_protocol::wire::EmbedderId {
+        name: "all-MiniLM-L6-v2".into(),
+        digest: forager_protocol::digest::Digest32([1; 32]),
+        dim: 384,
+    };
+    let late = spawn_node(
+        &NodeIdentity::generate(),
+        config(Role::Node, key, nodes[0].addresses.clone()),
+        Arc::new(Replica::in_memory(1_000, model.clone())),
+        factory.clone(),
+        WorkerConfig::default(),
+    )
+    .await
+    .expect("late node");
+    // Its catch-up request is refused, with the reason named.
+    let started = Instant::now();
+    let answer = loop {
+        let asked = late
+            .network
+            .request(
+                nodes[0].peer,
+                Message::Sync(SyncRequest {
+                    after: 0,
+                    limit: 16,
+                    embedder: model.clone(),
+                }),
+            )
+            .await;
+        match asked {
+            Ok(answer) => break answer,
+            Err(error) => {
+                assert!(started.elapsed() < Duration::from_secs(20), "{error}");
+                tokio::time::sleep(Duration::from_millis(200)).await;
+            }
+        }
+    };
+    assert!(
+        matches!(
+            answer,
+            Message::Refused {
+                reason: RefusalReason::OtherEmbedder,
+                ..
+            }
+        ),
+        "{answer:?}"
+    );
+    // Whatever the cluster gossips or syncs, none of it enters the other space.
+    tokio::time::sleep(Duration::from_millis(1_000)).await;
+    assert_eq!(late.replica.len(), 0);
+    late.network.shutdown().await;
+    nodes[0].network.shutdown().await;
     queen.network.shutdown().await;
 }
 

@@ -518,6 +518,7 @@ async fn explore_and_count_leftovers(
     let mut child = std::process::Command::new(binary)
         .arg("explore")
         .args(args)
+        .arg("--no-memory")
         .arg("--out")
         .arg(&out)
         .env("FORAGER_PROFILE_PREFIX", &prefix)

@@ -89,6 +89,10 @@ pub struct EnvStats {
     pub back_hits: u64,
     /// History-back attempts that reached another state (then replayed).
     pub back_misses: u64,
+    /// Observations the policy proposed from.
+    pub pages_read: u64,
+    /// Microseconds the policy spent preparing them (embedding their texts).
+    pub reading_us: u64,
 }
 
 /// URL, title and status of a state, for the result document.
@@ -445,8 +449,31 @@ impl ChromiumEnv {
     /// Looks at a tab: observation, success predicates, proposals, state.
     async fn look(&mut self, tab: &Tab) -> Result<(Observation, StateInfo, Proposals), EnvError> {
         let observation = tab.observation().await?;
+        // The policy's heavy part (embedding the page's texts) runs on a blocking thread
+        // while the browser answers the predicates.
+        let prepared = {
+            let (policy, observation, context) = (
+                Arc::clone(&self.policy),
+                observation.clone(),
+                self.context.clone(),
+            );
+            tokio::task::spawn_blocking(move || {
+                let started = Instant::now();
+                policy.prepare(&observation, &context);
+                started.elapsed()
+            })
+        };
         let success = self.predicates.hold(tab, &observation).await?;
         let dead_end = !success && self.failures.any_holds(tab, &observation).await?;
+        match prepared.await {
+            Ok(took) => {
+                self.stats.pages_read += 1;
+                self.stats.reading_us += took.as_micros() as u64;
+            }
+            Err(error) => {
+                tracing::warn!(%error, "preparing the proposals failed; proposing without")
+            }
+        }
         let proposals = self.policy.propose(&observation, &self.context);
         for candidate in &proposals.candidates {
             self.risks
@@ -478,11 +505,17 @@ impl ChromiumEnv {
             value_hint: proposals.value_hint,
             auth,
             location: location_of(&observation.url),
+            page_family: 0,
             transient,
         };
-        self.pages
+        let summary = self
+            .pages
             .entry(observation.fingerprint)
             .or_insert_with(|| PageSummary::of(&observation));
+        let state = StateInfo {
+            page_family: crate::memory::page_family_key(&summary.family),
+            ..state
+        };
         Ok((observation, state, proposals))
     }
 
@@ -817,10 +850,20 @@ pub struct ChromiumFactory {
     pub pool: BrowserPool,
     /// How environments behave.
     pub options: EnvOptions,
+    /// The sentence model of the search's policy (`None`: n-grams only). Replays, which
+    /// need no priors, go without.
+    pub model: Option<Arc<crate::model::SentenceModel>>,
 }
 
 impl crate::worker::EnvFactory for ChromiumFactory {
     type Env = ChromiumEnv;
+
+    fn goal_embedder(&self) -> crate::memory::GoalEmbedder {
+        match &self.model {
+            Some(model) => crate::memory::GoalEmbedder::Model(model.clone()),
+            None => crate::memory::GoalEmbedder::Ngram,
+        }
+    }
 
     fn create(&self, task: &TaskSpec, for_replay: bool) -> Result<ChromiumEnv, EnvError> {
         let mut options = self.options.clone();
@@ -828,7 +871,13 @@ impl crate::worker::EnvFactory for ChromiumFactory {
             // A reproduction starts from nothing: no page reuse.
             options.reuse_pages = false;
         }
-        ChromiumEnv::new(self.pool.clone(), Arc::new(task.clone()), options)
+        let model = if for_replay { None } else { self.model.clone() };
+        ChromiumEnv::with_policy(
+            self.pool.clone(),
+            Arc::new(task.clone()),
+            options,
+            Arc::new(DefaultPolicy::with_model(model)),
+        )
     }
 
     fn step_info(
@@ -851,10 +900,16 @@ impl crate::worker::EnvFactory for ChromiumFactory {
         }
     }
 
-    fn page_cache(env: &ChromiumEnv) -> (u64, u64) {
+    fn counters(env: &ChromiumEnv) -> forager_protocol::wire::BranchCounters {
         let stats = env.stats();
         // A walk back through history is part of a hit, not a restore of its own.
-        (stats.cache_hits, stats.cache_misses)
+        forager_protocol::wire::BranchCounters {
+            cache_hits: stats.cache_hits,
+            cache_misses: stats.cache_misses,
+            pages_read: stats.pages_read,
+            reading_us: stats.reading_us,
+            ..Default::default()
+        }
     }
 
     fn network(env: &ChromiumEnv) -> forager_protocol::result::NetworkSummary {

@@ -77,6 +77,9 @@ pub struct NetworkConfig {
     /// Discover peers on the local network by mDNS and dial them (they still need the
     /// cluster key). Off by default: it multicasts on every non-loopback interface.
     pub mdns: bool,
+    /// The embedder of this node's memory: gossip embedded otherwise is refused
+    /// (`wrong_dimension`, `other_embedder`). `spawn_node` sets it from the replica.
+    pub embedder: forager_protocol::wire::EmbedderId,
 }
 
 impl NetworkConfig {
@@ -91,6 +94,7 @@ impl NetworkConfig {
             rate_limit: 500,
             request_timeout: Duration::from_secs(600),
             mdns: false,
+            embedder: crate::memory::ngram_id(),
         }
     }
 }
@@ -302,7 +306,8 @@ impl Network {
             swarm,
             inbox,
             events,
-            validator: Validator::new(config.rate_limit, Duration::from_secs(1)),
+            validator: Validator::new(config.rate_limit, Duration::from_secs(1))
+                .for_embedder(config.embedder.clone()),
             allow: config.allow,
             pending: HashMap::new(),
             responders: HashMap::new(),

@@ -9,7 +9,7 @@ use forager_protocol::codec::CodecError;
 use forager_protocol::signing::Domain;
 use forager_protocol::signing::Signed;
 use forager_protocol::trajectory::{TrajectoryVector, VectorError};
-use forager_protocol::wire::{Announcement, MAX_GOSSIP_BYTES, Message};
+use forager_protocol::wire::{Announcement, EmbedderId, MAX_GOSSIP_BYTES, Message};
 use libp2p::PeerId;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::time::{Duration, Instant};
@@ -31,6 +31,8 @@ pub enum Rejection {
     SignerMismatch,
     /// Not 256 values.
     WrongDimension,
+    /// Another embedder of the same dimension (another model).
+    OtherEmbedder,
     /// A NaN or infinite value.
     NotFinite,
     /// Not unit norm.
@@ -54,6 +56,7 @@ impl Rejection {
             Rejection::BadSignature => "bad_signature",
             Rejection::SignerMismatch => "signer_mismatch",
             Rejection::WrongDimension => "wrong_dimension",
+            Rejection::OtherEmbedder => "other_embedder",
             Rejection::NotFinite => "not_finite",
             Rejection::NotUnitNorm => "not_unit_norm",
             Rejection::RewardOutOfRange => "reward_out_of_range",
@@ -84,6 +87,7 @@ pub struct Validator {
     seen: HashSet<([u8; 32], u64)>,
     accepted: u64,
     rejected: BTreeMap<&'static str, u64>,
+    embedder: EmbedderId,
 }
 
 impl Default for Validator {
@@ -102,7 +106,14 @@ impl Validator {
             seen: HashSet::new(),
             accepted: 0,
             rejected: BTreeMap::new(),
+            embedder: crate::memory::ngram_id(),
         }
+    }
+
+    /// Accepts only vectors of this embedder (the n-gram one by default).
+    pub fn for_embedder(mut self, embedder: EmbedderId) -> Validator {
+        self.embedder = embedder;
+        self
     }
 
     /// Accepted so far.
@@ -176,12 +187,23 @@ impl Validator {
         if !(announcement.reward.is_finite() && (0.0..=1.0).contains(&announcement.reward)) {
             return Err(Rejection::RewardOutOfRange);
         }
-        let vector =
-            TrajectoryVector::try_from(announcement.vector.clone()).map_err(|e| match e {
+        let dim = self.embedder.dim as usize;
+        if announcement.embedder.dim as usize != dim || announcement.vector.len() != dim {
+            return Err(Rejection::WrongDimension);
+        }
+        if announcement.embedder != self.embedder {
+            return Err(Rejection::OtherEmbedder);
+        }
+        if announcement.trace.len() > forager_protocol::wire::MAX_TRACE_STEPS {
+            return Err(Rejection::Malformed);
+        }
+        let vector = TrajectoryVector::with_dimension(announcement.vector.clone(), dim).map_err(
+            |e| match e {
                 VectorError::WrongDimension { .. } => Rejection::WrongDimension,
                 VectorError::NotFinite { .. } => Rejection::NotFinite,
                 _ => Rejection::NotUnitNorm,
-            })?;
+            },
+        )?;
         if !self
             .seen
             .insert((*signed.signer.as_bytes(), announcement.sequence))
@@ -207,7 +229,9 @@ mod tests {
         Announcement {
             task: TaskId([1; 16]),
             family: "f".into(),
+            embedder: crate::memory::ngram_id(),
             vector,
+            trace: Vec::new(),
             reward,
             success: true,
             cost: Cost::default(),
@@ -274,6 +298,25 @@ mod tests {
             ),
             (announcement(7, unit(), 1.5), Rejection::RewardOutOfRange),
             (
+                {
+                    // The sentence model's 384 dimensions, offered to an n-gram node.
+                    let mut other = announcement(9, vec![0.0; 384], 1.0);
+                    other.vector[0] = 1.0;
+                    other.embedder.dim = 384;
+                    other.embedder.name = "all-MiniLM-L6-v2".into();
+                    other
+                },
+                Rejection::WrongDimension,
+            ),
+            (
+                {
+                    let mut other = announcement(10, unit(), 1.0);
+                    other.embedder.digest = forager_protocol::digest::Digest32([7; 32]);
+                    other
+                },
+                Rejection::OtherEmbedder,
+            ),
+            (
                 announcement(8, unit(), f32::NAN),
                 Rejection::RewardOutOfRange,
             ),
@@ -307,6 +350,7 @@ mod tests {
             "bad_signature",
             "signer_mismatch",
             "wrong_dimension",
+            "other_embedder",
             "not_finite",
             "not_unit_norm",
             "too_large",

@@ -8,8 +8,8 @@
 
 use super::tree::{Job, JobOutcome, NodeId, Plan, RolloutStep, Search, WorkerId};
 use super::{Finish, SearchConfig, SearchReport};
-use crate::embed::ReplayMemory;
 use crate::environment::{Candidate, EnvError, Environment};
+use crate::memory::ReplayMemory;
 use forager_protocol::{FailureReason, RiskClass};
 use futures::StreamExt;
 use futures::stream::FuturesUnordered;

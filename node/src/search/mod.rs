@@ -214,6 +214,8 @@ pub struct SearchMetrics {
     pub crashes: u32,
     /// Candidates never tried because their target location was already known.
     pub skipped_known_targets: u64,
+    /// States at which the memory voted for some of the actions.
+    pub remembered: u64,
 }
 
 /// What a search produced.

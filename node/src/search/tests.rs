@@ -1,9 +1,11 @@
 //! Engine tests on small hand-built graphs, where the right answer is obvious.
 
 use super::*;
-use crate::embed::{FlatMemory, action_key, trajectory_vector};
+use crate::embed::action_key;
 use crate::environment::{Candidate, EnvError, Environment, StateInfo, Step};
+use crate::memory::{FlatMemory, GoalEmbedder, ReplayMemory, TaskMemory};
 use forager_protocol::trajectory::Cost;
+use forager_protocol::wire::TraceStep;
 use forager_protocol::{FailureReason, Fingerprint, PruneReason, RiskClass};
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -110,6 +112,7 @@ impl Graph {
             value_hint: self.hints.get(&state).copied().unwrap_or(0.0),
             auth: 0.0,
             location: u64::from(self.alias.get(&state).copied().unwrap_or(state)),
+            page_family: 0,
             transient: false,
         }
     }
@@ -699,8 +702,8 @@ fn an_exhausted_search_says_so() {
 }
 
 #[test]
-fn the_replay_bonus_steers_toward_remembered_routes() {
-    // Two identical-looking branches; memory remembers a success through "left".
+fn the_memory_steers_toward_remembered_routes() {
+    // Two identical-looking branches; the memory remembers a success through "left".
     let graph = Graph::new(
         99,
         &[
@@ -710,35 +713,57 @@ fn the_replay_bonus_steers_toward_remembered_routes() {
             (2, "r1", 5, 0.5),
         ],
     );
-    let mut memory = FlatMemory::default();
-    let vector = trajectory_vector(
-        "goal",
-        &[action_key("left"), action_key("l1"), action_key("l2")],
-        &[],
-    )
-    .expect("valid");
-    memory.insert("family", vector);
-    let memory: Arc<dyn crate::embed::ReplayMemory + Send + Sync> = Arc::new(memory);
+    let embedder = GoalEmbedder::Ngram;
+    let store = FlatMemory::default();
+    let step = |location: u64, label: &str| TraceStep {
+        location,
+        page_family: 0,
+        key: action_key(label),
+    };
+    store.insert(
+        "family",
+        embedder.embed("reach the goal page").expect("embeds"),
+        vec![step(0, "left"), step(1, "l1")],
+    );
+    let goal = embedder.embed("reach the goal page").expect("embeds");
+    let memory = TaskMemory::recall(&store, "family", &goal);
+    let memory: Arc<dyn ReplayMemory + Send + Sync> = Arc::new(memory);
     let config = SearchConfig {
         family: "family".into(),
         action_budget: 3,
-        weights: forager_protocol::ScoreWeights {
-            replay: 0.5,
-            ..forager_protocol::ScoreWeights::DEFAULT
-        },
         ..SearchConfig::default()
     };
     let mut env = graph.clone();
     let (_, tree) = futures::executor::block_on(run(
         std::slice::from_mut(&mut env),
-        config,
+        config.clone(),
         Some(memory),
         &mut NoObserver,
     ))
     .expect("runs");
-    // After both root children exist, the third action goes below "left".
-    let third = tree.nodes().nth(3).expect("three actions");
-    assert_eq!(third.action, Some(&"l1"), "{:?}", env.executed);
+    // The remembered route first: "left" at the root, "l1" first below it, each with its
+    // vote as R; "right" (not remembered) has none.
+    let actions: Vec<(&str, f64)> = tree
+        .nodes()
+        .filter_map(|n| n.action.map(|a| (*a, n.replay)))
+        .collect();
+    assert_eq!(actions[0].0, "left", "{actions:?}");
+    assert_eq!(actions[2].0, "l1", "{actions:?}");
+    for (action, replay) in &actions {
+        assert_eq!(*replay > 0.0, *action != "right", "{actions:?}");
+    }
+    assert!(tree.metrics().remembered >= 2);
+    // Without the memory, the environment's order: "right" first.
+    let mut env = graph.clone();
+    let (_, tree) = futures::executor::block_on(run(
+        std::slice::from_mut(&mut env),
+        config,
+        None,
+        &mut NoObserver,
+    ))
+    .expect("runs");
+    let first = tree.nodes().nth(1).and_then(|n| n.action.copied());
+    assert_eq!(first, Some("right"));
 }
 
 #[test]

@@ -1,8 +1,8 @@
 //! The search tree and its planner: no I/O, deterministic for a given seed and job order.
 
 use super::{Approval, Evaluation, Finish, PathStep, SearchConfig, SearchMetrics, SearchReport};
-use crate::embed::{ReplayMemory, path_sketch};
 use crate::environment::{Candidate, EnvError, StateInfo, Step};
+use crate::memory::ReplayMemory;
 use forager_protocol::score::{ScoreInputs, uct_score};
 use forager_protocol::trajectory::Cost;
 use forager_protocol::{FailureReason, Fingerprint, PruneReason, RiskClass};
@@ -60,7 +60,13 @@ struct Node<A> {
     path_risk: f64,
     /// Highest session fragility on the path.
     path_auth: f64,
+    /// The memory's vote for the action that led here (the score's replay bonus R).
     replay: f64,
+    /// The memory's votes for this state's actions, by key.
+    votes: Vec<(u64, f64)>,
+    /// Where its state is, and its kind (0 when never reached).
+    location: u64,
+    page_family: u64,
     /// Reached by an action whose only effect is in the page's script (same fingerprint as
     /// its parent, handlers ran): kept rather than pruned, see [`MAX_HIDDEN_CHAIN`].
     hidden: bool,
@@ -114,6 +120,14 @@ pub struct NodeView<'a, A> {
     pub risk: RiskClass,
     /// What executing the action cost, in browser milliseconds.
     pub cost_ms: u64,
+    /// The memory's vote for the action (the replay bonus R), in [0, 1].
+    pub replay: f64,
+    /// Where its state is ([`StateInfo::location`]; 0 when never reached).
+    pub location: u64,
+    /// Its state's kind ([`StateInfo::page_family`]).
+    pub page_family: u64,
+    /// The action's stable key ([`Candidate::key`]).
+    pub key: u64,
 }
 
 /// Work for one environment.
@@ -281,13 +295,19 @@ impl<A: Clone> Search<A> {
             path_risk: 0.0,
             path_auth: root.auth.clamp(0.0, 1.0),
             replay: 0.0,
+            votes: Vec::new(),
+            location: root.location,
+            page_family: root.page_family,
             hidden: false,
-            candidates: sorted(root_candidates),
+            candidates: Vec::new(),
             next_candidate: 0,
             deferred: Vec::new(),
             next_deferred: 0,
             children: Vec::new(),
         });
+        let (candidates, votes) = search.remembered(&root, root_candidates);
+        search.nodes[ROOT as usize].candidates = candidates;
+        search.nodes[ROOT as usize].votes = votes;
         search.table.insert(root.fingerprint, ROOT);
         search.locations.insert(root.location, 0);
         search.metrics.nodes = 1;
@@ -701,6 +721,11 @@ impl<A: Clone> Search<A> {
     ) -> NodeId {
         let id = self.nodes.len() as NodeId;
         let p = &self.nodes[parent as usize];
+        let replay = p
+            .votes
+            .iter()
+            .find(|(key, _)| *key == candidate.key)
+            .map_or(0.0, |(_, vote)| *vote);
         let (fingerprint, value_hint, auth, cost) = match reached {
             Some(step) => (
                 Some(step.state.fingerprint),
@@ -728,7 +753,10 @@ impl<A: Clone> Search<A> {
             path_cost_ms: p.path_cost_ms + cost.priced_ms(1.0),
             path_risk: p.path_risk.max(candidate.risk.normalised()),
             path_auth: p.path_auth.max(auth),
-            replay: 0.0,
+            replay,
+            votes: Vec::new(),
+            location: reached.map_or(0, |step| step.state.location),
+            page_family: reached.map_or(0, |step| step.state.page_family),
             hidden: reached.is_some_and(|step| step.state.hidden_change),
             candidates: Vec::new(),
             next_candidate: 0,
@@ -832,22 +860,22 @@ impl<A: Clone> Search<A> {
         }
     }
 
-    fn replay_bonus(&self, id: NodeId) -> f64 {
+    /// A state's candidates in the order they will be tried, after the memory's votes
+    /// ([`crate::memory::raise_priors`]: remembered routes are tried first); the votes are
+    /// kept for the children's replay bonus.
+    fn remembered(
+        &mut self,
+        state: &StateInfo,
+        mut candidates: Vec<Candidate<A>>,
+    ) -> (Vec<Candidate<A>>, Vec<(u64, f64)>) {
         let Some(memory) = &self.memory else {
-            return 0.0;
+            return (sorted(candidates), Vec::new());
         };
-        if self.config.weights.replay == 0.0 {
-            return 0.0;
+        let votes = crate::memory::raise_priors(&mut candidates, &memory.votes(state));
+        if !votes.is_empty() {
+            self.metrics.remembered += 1;
         }
-        let keys: Vec<u64> = self
-            .path_nodes(id)
-            .into_iter()
-            .skip(1)
-            .map(|n| self.nodes[n as usize].key)
-            .collect();
-        memory
-            .best_similarity(&self.config.family, &path_sketch(&keys))
-            .clamp(0.0, 1.0)
+        (sorted(candidates), votes)
     }
 
     fn backup(&mut self, from: NodeId, value: f64) {
@@ -917,12 +945,13 @@ impl<A: Clone> Search<A> {
                 None => self.claim_state(child),
             }
         }
-        self.nodes[child as usize].replay = self.replay_bonus(child);
         if step.state.success {
             self.nodes[child as usize].status = NodeStatus::Success;
             self.record_success(child);
         } else {
-            self.nodes[child as usize].candidates = sorted(candidates);
+            let (candidates, votes) = self.remembered(&step.state, candidates);
+            self.nodes[child as usize].candidates = candidates;
+            self.nodes[child as usize].votes = votes;
             if self.nodes[child as usize].depth >= self.config.max_depth {
                 self.prune(child, PruneReason::DepthLimit);
                 // Still a real state: it keeps its visit below.
@@ -963,6 +992,7 @@ impl<A: Clone> Search<A> {
                     value_hint: 0.0,
                     auth: 0.0,
                     location: 0,
+                    page_family: 0,
                     transient: false,
                 },
                 cost: *cost,
@@ -1148,6 +1178,10 @@ impl<A: Clone> Search<A> {
             },
             risk: n.risk,
             cost_ms: n.step_cost.browser_ms,
+            replay: n.replay,
+            location: n.location,
+            page_family: n.page_family,
+            key: n.key,
         })
     }
 }

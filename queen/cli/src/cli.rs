@@ -39,11 +39,15 @@ pub enum Command {
     ///
     /// Success is decided by predicates (URL regex, text, selector, JavaScript, extraction),
     /// never by reading prose. Actions above the risk ceiling are never executed; they are
-    /// reported as approval_required. Exit status: 0 pass, 1 failing, 2 bad input. Examples:
+    /// reported as approval_required. Pages are read with the installed sentence model
+    /// (--embedder). Successes are remembered on disk (--memory) and recalled by later runs
+    /// whose goals are alike, on the same site: their actions are tried first. Exit status:
+    /// 0 pass, 1 failing, 2 bad input. Examples:
     ///
     ///   forager explore --url http://127.0.0.1:8080/ --goal 'Find the "Rust" book' \
     ///       --success-url '/book/' --input card=12345678
     ///   forager explore --task task.toml --json
+    ///   forager explore --task task.toml --no-memory --embedder ngram
     #[command(verbatim_doc_comment)]
     Explore(ExploreArgs),
     /// Run a worker node of a cluster: it searches branches the queen assigns (in Chromium, or
@@ -302,6 +306,29 @@ pub struct ExploreArgs {
     /// them, in rollouts.json.
     #[arg(long)]
     pub keep_all: bool,
+    /// How the search reads pages.
+    #[command(flatten)]
+    pub embedder: EmbedderArgs,
+    /// Where the memory of earlier runs' successes lives (read, and written with this run's):
+    /// default the per-user data folder's `memory/` (~/.local/share/forager/memory).
+    #[arg(long, value_name = "DIR", conflicts_with = "no_memory")]
+    pub memory: Option<PathBuf>,
+    /// Neither use nor keep a memory of earlier runs (this run's nodes still share theirs).
+    #[arg(long)]
+    pub no_memory: bool,
+}
+
+/// Which sentence-embedding model the search reads pages with (shared by `explore`, `demo`
+/// and `node`).
+#[derive(Debug, Clone, Args)]
+pub struct EmbedderArgs {
+    /// The sentence-embedding model: a sentence-transformers BERT folder (config.json,
+    /// tokenizer.json, model.safetensors), or `ngram` for hashed n-grams only. Default: the
+    /// model `scripts/install-model` installs ($FORAGER_MODEL_DIR, else
+    /// ~/.local/share/forager/models/all-MiniLM-L6-v2); when it is missing, forager says so
+    /// once and reads with n-grams.
+    #[arg(long, value_name = "DIR|ngram")]
+    pub embedder: Option<String>,
 }
 
 /// How a node or a queen joins the cluster network (shared by `forager node` and `queen`).
@@ -352,6 +379,9 @@ pub struct NodeArgs {
     /// Branch searches at once.
     #[arg(long, default_value_t = 2)]
     pub concurrency: usize,
+    /// How the search reads pages.
+    #[command(flatten)]
+    pub embedder: EmbedderArgs,
 }
 
 /// Arguments of `forager queen`.
@@ -439,6 +469,9 @@ pub struct DemoArgs {
     /// Keep serving the demo site after the run (until Ctrl-C), to look at it in a browser.
     #[arg(long)]
     pub serve: bool,
+    /// How the search reads pages.
+    #[command(flatten)]
+    pub embedder: EmbedderArgs,
 }
 
 #[cfg(test)]

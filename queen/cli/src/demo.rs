@@ -34,6 +34,7 @@ pub fn demo_task(base: &str, seed: u64) -> TaskSpec {
 
 /// Runs the command.
 pub fn run(args: &DemoArgs, runtime: &tokio::runtime::Runtime) -> anyhow::Result<ExitCode> {
+    let model = crate::embedder::load(&args.embedder, None)?;
     runtime.block_on(async {
         let server = demo_site::serve().await?;
         let base = format!("http://{}/", server.address);
@@ -50,6 +51,9 @@ pub fn run(args: &DemoArgs, runtime: &tokio::runtime::Runtime) -> anyhow::Result
                 progress: std::io::stderr().is_terminal(),
                 browser: BrowserOptions::default(),
                 keep_all: false,
+                model,
+                // The demo shows a search from nothing, every time.
+                memory: None,
             },
         )
         .await?;

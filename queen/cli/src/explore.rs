@@ -23,6 +23,14 @@ pub fn run(args: &ExploreArgs, runtime: &tokio::runtime::Runtime) -> anyhow::Res
             progress: std::io::stderr().is_terminal(),
             browser: BrowserOptions::default(),
             keep_all: args.keep_all,
+            model: crate::embedder::load(&args.embedder, None)?,
+            memory: if args.no_memory {
+                None
+            } else {
+                args.memory
+                    .clone()
+                    .or_else(|| forager_node::model::user_data_dir().map(|d| d.join("memory")))
+            },
         },
     ))?;
     Ok(report(&outcome, args.json))

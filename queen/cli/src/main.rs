@@ -5,6 +5,7 @@
 mod cli;
 mod demo;
 mod demo_site;
+mod embedder;
 mod explore;
 mod peers;
 mod replay;

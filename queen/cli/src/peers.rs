@@ -104,9 +104,22 @@ async fn announce_and_wait(role: &str, peer: PeerId, addresses: &[Multiaddr]) {
 /// `forager node`.
 pub fn node(args: &NodeArgs, runtime: &tokio::runtime::Runtime) -> anyhow::Result<ExitCode> {
     let config = network_config(&args.network, &args.data, Role::Node)?;
+    // A simulated node reads with n-grams; a browser node with the model it is given.
+    let model = match args.sim {
+        Some(_) => None,
+        None => crate::embedder::load(&args.embedder, Some(&args.data.join("embeddings")))?,
+    };
+    let embedder = match &model {
+        Some(model) => forager_node::memory::GoalEmbedder::Model(model.clone()),
+        None => forager_node::memory::GoalEmbedder::Ngram,
+    };
     runtime.block_on(async {
         let identity = NodeIdentity::load_or_create(&args.data)?;
-        let replica = Arc::new(Replica::open(&args.data.join("index"), 100_000)?);
+        let replica = Arc::new(Replica::open(
+            &args.data.join("index"),
+            100_000,
+            embedder.id(),
+        )?);
         let worker = WorkerConfig {
             concurrency: args.concurrency.max(1),
             ..WorkerConfig::default()
@@ -138,6 +151,7 @@ pub fn node(args: &NodeArgs, runtime: &tokio::runtime::Runtime) -> anyhow::Resul
                 let factory = ChromiumFactory {
                     pool: browser,
                     options: EnvOptions::default(),
+                    model,
                 };
                 spawn_node(&identity, config, replica, Arc::new(factory), worker).await?
             }

@@ -8,6 +8,8 @@
 use crate::BadInput;
 use forager_node::browser::{BrowserOptions, BrowserPool, ChromiumFactory, EnvOptions};
 use forager_node::index::Replica;
+use forager_node::memory::GoalEmbedder;
+use forager_node::model::SentenceModel;
 use forager_node::net::{NetworkConfig, NodeIdentity, Role};
 use forager_node::worker::WorkerConfig;
 use forager_protocol::artifact::TRAJECTORY_FILE;
@@ -44,6 +46,11 @@ pub struct RunOptions {
     pub browser: BrowserOptions,
     /// Keep every finished trajectory (`rollouts.json`).
     pub keep_all: bool,
+    /// The sentence model the nodes read pages with (`None`: n-grams).
+    pub model: Option<Arc<SentenceModel>>,
+    /// The folder of the memory the nodes share and keep (`None`: in memory only, gone with
+    /// the run); one sub-folder per embedder, whose vectors cannot mix.
+    pub memory: Option<PathBuf>,
 }
 
 /// What a run produced.
@@ -190,6 +197,22 @@ impl Embedded {
     /// Starts the nodes (each with its own Chromium) and waits until the queen sees them all.
     async fn launch(&mut self, options: &RunOptions, key: [u8; 32]) -> anyhow::Result<()> {
         let mut bootstrap = self.queen.addresses.clone();
+        let embedder = match &options.model {
+            Some(model) => GoalEmbedder::Model(model.clone()),
+            None => GoalEmbedder::Ngram,
+        };
+        let id = embedder.id();
+        // One memory for the run's nodes (each also hears the other's gossip: stored once).
+        let replica = Arc::new(match &options.memory {
+            Some(dir) => {
+                let dir = dir.join(format!("{}-{}", id.name, &id.digest.to_hex()[..12]));
+                let replica = Replica::open(&dir, 100_000, id)
+                    .map_err(|e| anyhow::anyhow!("the memory in {}: {e}", dir.display()))?;
+                tracing::info!(entries = replica.len(), dir = %dir.display(), "memory");
+                replica
+            }
+            None => Replica::in_memory(10_000, id),
+        });
         for _ in 0..options.nodes.max(1) {
             let pool = BrowserPool::new(options.browser.clone());
             self.pools.push(pool.clone());
@@ -202,6 +225,7 @@ impl Embedded {
                     init_script: options.init_script.clone(),
                     ..EnvOptions::default()
                 },
+                model: options.model.clone(),
             });
             let node = spawn_node(
                 &NodeIdentity::generate(),
@@ -210,7 +234,7 @@ impl Embedded {
                     bootstrap: bootstrap.clone(),
                     ..NetworkConfig::new(Role::Node, key)
                 },
-                Arc::new(Replica::in_memory(10_000)),
+                replica.clone(),
                 factory,
                 WorkerConfig::default(),
             )

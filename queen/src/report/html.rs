@@ -296,6 +296,11 @@ fn time_section(view: &RunView, result: &RunResult) -> Markup {
                 (card(&seconds(m.wall_ms), "wall time"))
                 (card(&m.workers.to_string(), "nodes that took part"))
                 (card(&m.tokens.to_string(), "model tokens"))
+                (card(&m.remembered.to_string(), "pages where the memory voted"))
+                (card(
+                    &view.vertices.iter().filter(|v| v.replay > 0.0).count().to_string(),
+                    "actions tried on the memory's vote"
+                ))
             }
             @if !view.phases.is_empty() {
                 div.phases {

@@ -174,6 +174,7 @@ mod tests {
             value: 0.5,
             risk: 1,
             cost_ms: 10,
+            replay: 0.0,
             detail: None,
         }
     }

@@ -99,6 +99,9 @@ fn tooltip(view: &RunView, v: usize) -> String {
     if vertex.visits > 0 {
         let _ = write!(tip, ", {} visits, value {:.2}", vertex.visits, vertex.value);
     }
+    if vertex.replay > 0.0 {
+        let _ = write!(tip, ", memory vote R {:.2}", vertex.replay);
+    }
     if let Some(detail) = &vertex.detail {
         let _ = write!(tip, " ({})", clip(detail, 200));
     }

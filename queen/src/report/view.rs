@@ -102,6 +102,8 @@ pub(super) struct Vertex {
     pub(super) detail: Option<String>,
     /// Mean value, in [0, 1].
     pub(super) value: f64,
+    /// The memory's vote for the action (the replay bonus), 0 when it did not vote.
+    pub(super) replay: f64,
     pub(super) visits: u32,
     /// Index into the run's peers, for the outline colour.
     pub(super) peer: Option<usize>,
@@ -120,6 +122,7 @@ impl Vertex {
             state,
             detail: None,
             value: 0.0,
+            replay: 0.0,
             visits: 0,
             peer: None,
             children: Vec::new(),
@@ -406,6 +409,7 @@ impl RunView {
                     depth,
                 );
                 v.value = n.value;
+                v.replay = n.replay;
                 v.visits = n.visits;
                 v.peer = Some(*peer);
                 v.detail = n.detail.clone();
