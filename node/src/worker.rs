@@ -631,7 +631,18 @@ async fn expand<F: EnvFactory>(
     match result {
         Ok((state, mut candidates)) => {
             // The start page's actions the memory votes for come first at the queen's root.
-            let votes = raise_priors(&mut candidates, &memory.votes(&state));
+            // Traces name the start page by the task's start URL (the node that searched a
+            // branch never saw the page the start URL redirected to): both are this page.
+            let mut votes = memory.votes(&state);
+            let by_start_url = StateInfo {
+                location: crate::policy::location_of(&request.task.start_url),
+                ..state
+            };
+            for (key, vote) in memory.votes(&by_start_url) {
+                let kept = votes.entry(key).or_default();
+                *kept = kept.max(vote);
+            }
+            let votes = raise_priors(&mut candidates, &votes);
             if !votes.is_empty() {
                 tracing::info!(votes = votes.len(), "the memory votes at the start page");
             }

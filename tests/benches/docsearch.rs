@@ -222,7 +222,8 @@ fn content_words(text: &str) -> HashSet<String> {
 
 /// A page's `<title>`.
 fn title_of(html: &str) -> String {
-    let lower = html.to_lowercase();
+    // ASCII only: byte offsets into `lower` must be offsets into `html`.
+    let lower = html.to_ascii_lowercase();
     let Some(start) = lower.find("<title") else {
         return String::new();
     };
@@ -245,7 +246,8 @@ fn decode(text: &str) -> String {
 
 /// The links of a page: (resolved path inside the site, anchor text).
 fn links_of(html: &str, page: &str) -> Vec<(String, String)> {
-    let lower = html.to_lowercase();
+    // ASCII only: byte offsets into `lower` must be offsets into `html`.
+    let lower = html.to_ascii_lowercase();
     let mut out = Vec::new();
     let mut at = 0;
     while let Some(found) = lower[at..].find("<a ") {

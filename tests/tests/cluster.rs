@@ -590,6 +590,7 @@ async fn sim_cluster(
     nodes: usize,
     key: [u8; 32],
     queen_data: &Path,
+    realtime: bool,
 ) -> (
     forager_queen::cluster::QueenHandle,
     Vec<forager_queen::cluster::NodeHandle>,
@@ -608,7 +609,7 @@ async fn sim_cluster(
         links_per_page: 8,
         ..SiteParams::default()
     };
-    let factory = Arc::new(SimFactory::new(&params, 5, 0, false).expect("site"));
+    let factory = Arc::new(SimFactory::new(&params, 5, 0, realtime).expect("site"));
     let handles =
         forager_tests::spawn_sim_nodes(nodes, key, queen.addresses.clone(), &factory).await;
     (queen, handles, factory)
@@ -629,7 +630,9 @@ async fn wait_done(queen: &forager_queen::coordinator::Queen, id: TaskId) -> Run
 async fn a_node_faking_a_success_does_not_win() {
     let key = [5; 32];
     let data = tempfile::tempdir().expect("dir");
-    let (queen, honest, factory) = sim_cluster(2, key, data.path()).await;
+    // Honest actions take their simulated time, so that the liar's instant claim is always
+    // in before an honest success (otherwise the honest one may win before the lie is tried).
+    let (queen, honest, factory) = sim_cluster(2, key, data.path(), true).await;
     // A liar: a real peer with the key, which claims a success on every assignment.
     let liar_id = NodeIdentity::generate();
     let (liar, mut liar_events) =
@@ -751,7 +754,7 @@ async fn a_node_faking_a_success_does_not_win() {
 async fn a_late_joining_node_converges_to_the_same_replica() {
     let key = [6; 32];
     let data = tempfile::tempdir().expect("dir");
-    let (queen, nodes, factory) = sim_cluster(2, key, data.path()).await;
+    let (queen, nodes, factory) = sim_cluster(2, key, data.path(), false).await;
     wait_for_peers(&queen.network, Role::Node, 2, Duration::from_secs(20))
         .await
         .expect("two nodes");
@@ -796,7 +799,7 @@ async fn a_late_joining_node_converges_to_the_same_replica() {
 async fn a_node_with_another_embedder_is_refused_by_name() {
     let key = [4; 32];
     let data = tempfile::tempdir().expect("dir");
-    let (queen, nodes, factory) = sim_cluster(1, key, data.path()).await;
+    let (queen, nodes, factory) = sim_cluster(1, key, data.path(), false).await;
     wait_for_peers(&queen.network, Role::Node, 1, Duration::from_secs(20))
         .await
         .expect("one node");
