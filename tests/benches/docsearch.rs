@@ -20,6 +20,7 @@
 //! output directory (`--resume` skips those done); the tables go to stdout and `table.md`.
 
 use forager_protocol::result::{RunResult, Status};
+use forager_tests::bench::{arg, flag, median};
 use forager_tests::{forager_binary, sites};
 use serde_json::json;
 use std::collections::{BTreeMap, BinaryHeap, HashMap, HashSet};
@@ -85,31 +86,6 @@ struct Run {
     pages_read: u64,
     reading_ms: u64,
     reason: String,
-}
-
-fn arg(name: &str) -> Option<String> {
-    let args: Vec<String> = std::env::args().collect();
-    args.iter()
-        .position(|a| a == name)
-        .and_then(|i| args.get(i + 1).cloned())
-}
-
-fn flag(name: &str) -> bool {
-    std::env::args().any(|a| a == name)
-}
-
-fn median(values: &[f64]) -> Option<f64> {
-    if values.is_empty() {
-        return None;
-    }
-    let mut sorted = values.to_vec();
-    sorted.sort_by(f64::total_cmp);
-    let n = sorted.len();
-    Some(if n % 2 == 1 {
-        sorted[n / 2]
-    } else {
-        (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0
-    })
 }
 
 /// Words that say nothing about a page's subject (and the sites' own names).

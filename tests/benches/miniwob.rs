@@ -22,6 +22,7 @@ use forager_node::browser::{BrowserOptions, BrowserPool, NetworkLog, OriginGuard
 use forager_node::environment::EnvError;
 use forager_protocol::Target;
 use forager_protocol::result::RunResult;
+use forager_tests::bench::{arg, flag, median};
 use forager_tests::{forager_binary, sites};
 use serde_json::json;
 use std::collections::BTreeMap;
@@ -190,31 +191,6 @@ const TASKS: &[(&str, Support)] = &[
     ("use-spinner", Supported),
     ("visual-addition", Supported),
 ];
-
-fn arg(name: &str) -> Option<String> {
-    let args: Vec<String> = std::env::args().collect();
-    args.iter()
-        .position(|a| a == name)
-        .and_then(|i| args.get(i + 1).cloned())
-}
-
-fn flag(name: &str) -> bool {
-    std::env::args().any(|a| a == name)
-}
-
-fn median(values: &[f64]) -> Option<f64> {
-    if values.is_empty() {
-        return None;
-    }
-    let mut sorted = values.to_vec();
-    sorted.sort_by(f64::total_cmp);
-    let n = sorted.len();
-    Some(if n % 2 == 1 {
-        sorted[n / 2]
-    } else {
-        (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0
-    })
-}
 
 /// `target/` of this workspace.
 fn target_dir() -> PathBuf {
