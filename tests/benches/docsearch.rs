@@ -20,7 +20,7 @@
 //! output directory (`--resume` skips those done); the tables go to stdout and `table.md`.
 
 use forager_protocol::result::{RunResult, Status};
-use forager_tests::bench::{arg, flag, median};
+use forager_tests::bench::{arg, flag, median, no_result};
 use forager_tests::{forager_binary, sites};
 use serde_json::json;
 use std::collections::{BTreeMap, BinaryHeap, HashMap, HashSet};
@@ -398,21 +398,7 @@ fn explore(
                 .map(|e| e.reason.as_str().to_owned())
                 .unwrap_or_default(),
         ),
-        Err(_) => (
-            false,
-            settings.budget,
-            0,
-            0,
-            0,
-            format!(
-                "no result (exit {:?}): {}",
-                output.status.code(),
-                String::from_utf8_lossy(&output.stderr)
-                    .lines()
-                    .last()
-                    .unwrap_or("")
-            ),
-        ),
+        Err(_) => (false, settings.budget, 0, 0, 0, no_result(&output)),
     }
 }
 
@@ -525,52 +511,41 @@ fn main() {
                         &task.paraphrase
                     };
                     let started = Instant::now();
-                    let run = if reader == "crawler" {
-                        let (solved, actions) =
-                            crawl(root, site.start, goal, &task.targets, settings.budget);
-                        Run {
-                            site: site.name.into(),
-                            task: *index,
-                            pass: pass_name.clone(),
-                            reader: reader.clone(),
-                            solved,
-                            actions,
-                            steps: 0,
-                            wall_ms: started.elapsed().as_millis() as u64,
-                            pages_read: actions + 1,
-                            reading_ms: 0,
-                            reason: String::new(),
-                        }
-                    } else {
-                        let memory_dir = memory.map(|_| memory_root.join(reader));
-                        let run_dir = out.join("runs").join(format!(
-                            "{index}-{reader}-{}",
-                            pass_name.replace([' ', ',', '+'], "_")
-                        ));
-                        let (solved, actions, steps, pages_read, reading_ms, reason) = explore(
-                            &binary,
-                            &base,
-                            site,
-                            goal,
-                            &task.targets,
-                            reader,
-                            memory_dir.as_deref(),
-                            &settings,
-                            &run_dir,
-                        );
-                        Run {
-                            site: site.name.into(),
-                            task: *index,
-                            pass: pass_name.clone(),
-                            reader: reader.clone(),
-                            solved,
-                            actions,
-                            steps,
-                            wall_ms: started.elapsed().as_millis() as u64,
-                            pages_read,
-                            reading_ms,
-                            reason,
-                        }
+                    let (solved, actions, steps, pages_read, reading_ms, reason) =
+                        if reader == "crawler" {
+                            let (solved, actions) =
+                                crawl(root, site.start, goal, &task.targets, settings.budget);
+                            (solved, actions, 0, actions + 1, 0, String::new())
+                        } else {
+                            let memory_dir = memory.map(|_| memory_root.join(reader));
+                            let run_dir = out.join("runs").join(format!(
+                                "{index}-{reader}-{}",
+                                pass_name.replace([' ', ',', '+'], "_")
+                            ));
+                            explore(
+                                &binary,
+                                &base,
+                                site,
+                                goal,
+                                &task.targets,
+                                reader,
+                                memory_dir.as_deref(),
+                                &settings,
+                                &run_dir,
+                            )
+                        };
+                    let run = Run {
+                        site: site.name.into(),
+                        task: *index,
+                        pass: pass_name.clone(),
+                        reader: reader.clone(),
+                        solved,
+                        actions,
+                        steps,
+                        wall_ms: started.elapsed().as_millis() as u64,
+                        pages_read,
+                        reading_ms,
+                        reason,
                     };
                     eprintln!(
                         "{:>8} #{index:<2} {:<22} {:<7} {} in {:>3} actions, {:.1} s  {}",

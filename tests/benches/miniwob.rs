@@ -22,7 +22,7 @@ use forager_node::browser::{BrowserOptions, BrowserPool, NetworkLog, OriginGuard
 use forager_node::environment::EnvError;
 use forager_protocol::Target;
 use forager_protocol::result::RunResult;
-use forager_tests::bench::{arg, flag, median};
+use forager_tests::bench::{arg, flag, median, no_result};
 use forager_tests::{forager_binary, sites};
 use serde_json::json;
 use std::collections::BTreeMap;
@@ -389,14 +389,7 @@ fn explore(
             seed,
             instruction: goal.to_owned(),
             passed: false,
-            reason: format!(
-                "no result (exit {:?}): {}",
-                output.status.code(),
-                String::from_utf8_lossy(&output.stderr)
-                    .lines()
-                    .last()
-                    .unwrap_or("")
-            ),
+            reason: no_result(&output),
             actions: 0,
             replayed: 0,
             steps: 0,

@@ -13,6 +13,18 @@ pub fn flag(name: &str) -> bool {
     std::env::args().any(|a| a == name)
 }
 
+/// Why a `forager` run gave no result document: its exit status and last line of stderr.
+pub fn no_result(output: &std::process::Output) -> String {
+    format!(
+        "no result (exit {:?}): {}",
+        output.status.code(),
+        String::from_utf8_lossy(&output.stderr)
+            .lines()
+            .last()
+            .unwrap_or("")
+    )
+}
+
 /// The median (the mean of the middle two for an even count); `None` for no values.
 pub fn median(values: &[f64]) -> Option<f64> {
     if values.is_empty() {

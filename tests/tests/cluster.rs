@@ -750,20 +750,35 @@ async fn a_node_faking_a_success_does_not_win() {
     queen.network.shutdown().await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_late_joining_node_converges_to_the_same_replica() {
-    let key = [6; 32];
-    let data = tempfile::tempdir().expect("dir");
-    let (queen, nodes, factory) = sim_cluster(2, key, data.path(), false).await;
-    wait_for_peers(&queen.network, Role::Node, 2, Duration::from_secs(20))
+/// A simulated cluster of `nodes` that has searched one task: its replicas hold what it
+/// gossiped.
+async fn cluster_after_one_task(
+    nodes: usize,
+    key: [u8; 32],
+    queen_data: &Path,
+) -> (
+    forager_queen::cluster::QueenHandle,
+    Vec<forager_queen::cluster::NodeHandle>,
+    Arc<SimFactory>,
+) {
+    let (queen, handles, factory) = sim_cluster(nodes, key, queen_data, false).await;
+    wait_for_peers(&queen.network, Role::Node, nodes, Duration::from_secs(20))
         .await
-        .expect("two nodes");
+        .expect("the nodes connect");
     let id = queen
         .queen
         .submit(sim_task(factory.site(), 200))
         .await
         .expect("accepted");
     wait_done(&queen.queen, id).await;
+    (queen, handles, factory)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_late_joining_node_converges_to_the_same_replica() {
+    let key = [6; 32];
+    let data = tempfile::tempdir().expect("dir");
+    let (queen, nodes, factory) = cluster_after_one_task(2, key, data.path()).await;
     let first = nodes[0].replica.clone();
     assert!(first.len() > 10, "rollouts were gossiped: {}", first.len());
     // Gossip settles.
@@ -799,16 +814,7 @@ async fn a_late_joining_node_converges_to_the_same_replica() {
 async fn a_node_with_another_embedder_is_refused_by_name() {
     let key = [4; 32];
     let data = tempfile::tempdir().expect("dir");
-    let (queen, nodes, factory) = sim_cluster(1, key, data.path(), false).await;
-    wait_for_peers(&queen.network, Role::Node, 1, Duration::from_secs(20))
-        .await
-        .expect("one node");
-    let id = queen
-        .queen
-        .submit(sim_task(factory.site(), 200))
-        .await
-        .expect("accepted");
-    wait_done(&queen.queen, id).await;
+    let (queen, nodes, factory) = cluster_after_one_task(1, key, data.path()).await;
     assert!(!nodes[0].replica.is_empty(), "rollouts were remembered");
     // A node whose memory holds a 384-dimensional model's vectors joins the n-gram cluster.
     let model = forager_protocol::wire::EmbedderId {
