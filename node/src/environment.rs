@@ -40,6 +40,11 @@ pub struct StateInfo {
     /// The kind of page (its fingerprint family, 64 bits; 0 when unknown): where the memory
     /// of another run or another site of the family can still recognise the page.
     pub page_family: u64,
+    /// The page offers to end a session (a "Log out" control): someone is logged in here.
+    pub logged_in: bool,
+    /// The step that led here ended a logged-in session, and the goal does not ask for that:
+    /// the search prunes it (`session_lost`).
+    pub session_lost: bool,
     /// The page reports a transient failure (HTTP 5xx, a network error page): trying again
     /// may reach the real state.
     pub transient: bool,
@@ -114,6 +119,9 @@ pub enum EnvError {
     /// declared resettable, and no live page is kept at that state.
     #[error("replay refused: {0}")]
     ReplayUnsafe(String),
+    /// The task's reset command could not run here (this node does not run them) or failed.
+    #[error("site reset failed: {0}")]
+    ResetFailed(String),
     /// The browser (or whatever backs the environment) died.
     #[error("environment crashed: {0}")]
     Crashed(String),

@@ -294,6 +294,8 @@ mod tests {
             auth: 0.0,
             location,
             page_family,
+            logged_in: false,
+            session_lost: false,
             transient: false,
         }
     }

@@ -48,6 +48,34 @@ pub struct TaskContext {
     pub inputs: Vec<(String, String)>,
     /// Origins links may lead to (`scheme://host:port`).
     pub allowed_origins: Vec<String>,
+    /// The part of the site the task starts in: the start URL's origin and folder.
+    pub area: Option<Area>,
+}
+
+/// An origin and a path prefix: where a task's pages are (`/admin/` of an admin interface).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Area {
+    /// `scheme://host:port`.
+    pub origin: String,
+    /// The start URL's folder, ending in `/`.
+    pub path: String,
+}
+
+impl Area {
+    /// The area of a start URL: its origin and the folder of its path.
+    pub fn of(start_url: &str) -> Option<Area> {
+        let url = url::Url::parse(start_url).ok()?;
+        let path = url.path();
+        let folder = &path[..path.rfind('/').map_or(0, |i| i + 1)];
+        Some(Area {
+            origin: url.origin().ascii_serialization(),
+            path: if folder.is_empty() {
+                "/".into()
+            } else {
+                folder.into()
+            },
+        })
+    }
 }
 
 impl TaskContext {
@@ -253,6 +281,63 @@ fn model_texts(observation: &Observation, task: &TaskContext) -> Vec<String> {
     }
     texts.retain(|t| !t.trim().is_empty());
     texts
+}
+
+/// Whether a control's name (or a goal) speaks of ending a session: "Log out", "Sign out".
+pub fn ends_session(name: &str) -> bool {
+    let words = forager_protocol::fingerprint::mask_digits(&name.to_lowercase());
+    [
+        "log out", "logout", "log off", "sign out", "signout", "sign off",
+    ]
+    .iter()
+    .any(|w| words.contains(w))
+}
+
+/// How much a control that keeps the task's session and area is preferred to one that does
+/// not, in [0, 1]: ending the session, switching the theme or the language, or leaving the
+/// start page's part of the site ("View site" from /admin/) is tried last unless the goal
+/// asks for it; so are links that only reload the page (a header's home link on the home
+/// page) or jump within it for screen readers ("Skip to main content", hidden until focused).
+fn keeps_course(element: &Element, task: &TaskContext, page_url: &str) -> f64 {
+    let name = element.name.to_lowercase();
+    let goal = task.goal.to_lowercase();
+    if ["skip to ", "skip navigation", "jump to "]
+        .iter()
+        .any(|w| name.starts_with(w))
+    {
+        return 0.05;
+    }
+    if element.href.as_deref() == Some(page_url) {
+        return 0.2;
+    }
+    if ends_session(&name) && !ends_session(&goal) {
+        return 0.1;
+    }
+    let presentation = [
+        "theme",
+        "dark mode",
+        "light mode",
+        "font size",
+        "high contrast",
+    ];
+    if presentation.iter().any(|w| name.contains(w))
+        && !presentation.iter().any(|w| goal.contains(w))
+    {
+        return 0.1;
+    }
+    if (name.contains("language") || element.role == "combobox" && name.contains("lang"))
+        && !goal.contains("language")
+    {
+        return 0.3;
+    }
+    if let (Some(area), Some(href)) = (&task.area, &element.href)
+        && let Ok(url) = url::Url::parse(href)
+        && area.origin == url.origin().ascii_serialization()
+        && !url.path().starts_with(&area.path)
+    {
+        return 0.5;
+    }
+    1.0
 }
 
 /// The stable location hash of a URL, as environments report [`crate::StateInfo::location`]:
@@ -480,7 +565,8 @@ impl<E: Embedder> Policy for DefaultPolicy<E> {
                 dialog_text: "",
             };
             let risk = risk::classify(ActionShape::Click, &context);
-            let affinity = self.mixed_affinity(&goal, &task.goal, element) + positions[index];
+            let affinity = (self.mixed_affinity(&goal, &task.goal, element) + positions[index])
+                * keeps_course(element, task, &observation.url);
             let target = element
                 .href
                 .as_deref()
@@ -884,6 +970,18 @@ impl<E: Embedder> DefaultPolicy<E> {
             if kind == "password" && !lower.contains("pass") {
                 s -= 0.5;
             }
+            // Credentials go where credentials are asked for: a password never into a field
+            // that shows it, a user name not into a record's "Name" (a group named "editors").
+            let field_text = describe(field).to_lowercase();
+            if lower.contains("pass") && kind != "password" {
+                s -= 2.0;
+            }
+            let credential_field = ["user", "login", "mail", "account", "identifier"]
+                .iter()
+                .any(|w| field_text.contains(w));
+            if (lower.contains("user") || lower.contains("login")) && !credential_field {
+                s -= 0.5;
+            }
             s
         };
         let mut out = Vec::new();
@@ -914,7 +1012,8 @@ impl<E: Embedder> DefaultPolicy<E> {
                     Some((_, b)) if b >= s => best,
                     _ => Some((i, s)),
                 });
-            if let Some((i, s)) = pick {
+            // A field no value fits (below zero: a credential where none is asked) stays empty.
+            if let Some((i, s)) = pick.filter(|&(_, s)| s >= 0.0) {
                 used[i] = true;
                 quality += s.clamp(0.0, 1.0);
                 assignment.push(FieldValue {
@@ -1009,12 +1108,102 @@ mod tests {
 
     fn task(goal: &str, inputs: &[(&str, &str)]) -> TaskContext {
         TaskContext {
+            area: None,
             goal: goal.into(),
             inputs: inputs
                 .iter()
                 .map(|(a, b)| (a.to_string(), b.to_string()))
                 .collect(),
             allowed_origins: vec!["http://127.0.0.1:1".into()],
+        }
+    }
+
+    #[test]
+    fn leaving_the_session_the_theme_or_the_area_is_tried_last() {
+        let link = |name: &str, href: &str| {
+            let mut e = element("link", name);
+            e.href = Some(href.into());
+            e
+        };
+        let mut observation = page(vec![
+            link("Groups", "http://127.0.0.1:1/admin/auth/group/"),
+            link("Log out", "http://127.0.0.1:1/admin/logout/"),
+            element("button", "Toggle theme (current theme: auto)"),
+            link("View site", "http://127.0.0.1:1/"),
+            link("Skip to main content", "http://127.0.0.1:1/admin/#content"),
+            link("Site administration", "http://127.0.0.1:1/admin/"),
+        ]);
+        observation.url = "http://127.0.0.1:1/admin/".into();
+        let prior = |goal: &str, name: &str| {
+            let mut context = task(goal, &[]);
+            context.area = Area::of("http://127.0.0.1:1/admin/");
+            DefaultPolicy::default()
+                .propose(&observation, &context)
+                .candidates
+                .iter()
+                .find(|c| c.action.target().is_some_and(|t| t.name == name))
+                .map(|c| c.prior)
+                .expect("proposed")
+        };
+        let goal = "add a group for the site's editors";
+        for name in [
+            "Log out",
+            "Toggle theme (current theme: auto)",
+            "View site",
+            "Skip to main content",
+            "Site administration",
+        ] {
+            assert!(prior(goal, name) < prior(goal, "Groups"), "{name}");
+        }
+        // Unless the goal asks for it.
+        assert!(prior("log out of the site", "Log out") > prior("log out of the site", "Groups"));
+        assert!(ends_session("LOG OUT") && ends_session("Sign out") && !ends_session("Logo"));
+        assert_eq!(
+            Area::of("http://127.0.0.1:1/admin/index.html").map(|a| a.path),
+            Some("/admin/".into())
+        );
+    }
+
+    #[test]
+    fn credentials_go_only_where_credentials_are_asked_for() {
+        let field = |name: &str, kind: &str| {
+            let mut e = element("textbox", name);
+            e.tag = "input".into();
+            e.input_type = kind.into();
+            e.form = Some(forager_protocol::observation::FormContext {
+                name: "group_form".into(),
+                submit_name: Some("Save".into()),
+                posts: true,
+                selector: "#group_form".into(),
+                implicit: false,
+            });
+            e
+        };
+        let mut save = element("button", "Save");
+        save.form = field("x", "text").form;
+        let observation = page(vec![field("Name:", "text"), field("Filter", "text"), save]);
+        let goal = "log in and add a new group named \"editors\"";
+        let proposals = DefaultPolicy::default().propose(
+            &observation,
+            &task(goal, &[("username", "admin"), ("password", "secret")]),
+        );
+        let forms: Vec<&Action> = proposals
+            .candidates
+            .iter()
+            .map(|c| &c.action)
+            .filter(|a| matches!(a, Action::FillForm { .. }))
+            .collect();
+        assert!(!forms.is_empty());
+        for form in forms {
+            let Action::FillForm { fields, .. } = form else {
+                unreachable!()
+            };
+            for f in fields {
+                if f.target.name == "Name:" {
+                    assert_eq!(f.value, FillValue::Literal("editors".into()), "{form:?}");
+                }
+                assert_ne!(f.value, FillValue::Input("password".into()), "{form:?}");
+            }
         }
     }
 

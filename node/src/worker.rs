@@ -20,13 +20,15 @@ use crate::search::{self, Finish, NodeStatus, Search, SearchConfig, SearchEvent,
 use forager_protocol::artifact::Digest32;
 use forager_protocol::result::NetworkSummary;
 use forager_protocol::signing::{Domain, Signed};
+use forager_protocol::task::AfterCheck;
 use forager_protocol::trajectory::Cost;
 use forager_protocol::trajectory::TrajectoryVector;
 use forager_protocol::wire::{
     Announcement, BranchAssignment, BranchCounters, BranchId, ExpandReport, ExpandRequest,
-    FoundPath, KnownLocation, KnownState, MAX_TREE_NODES, Message, PageInfo, ProgressReport,
-    Refusal, RefusalReason, ReplayAnswer, ReplayReport, ReplayRequest, SyncRequest, TaskId,
-    TraceStep, TreeNode, TreeSnapshot, TreeStatus, WireCandidate,
+    FoundPath, KnownLocation, KnownState, MAX_SEEN_TEXT, MAX_TREE_NODES, Message, PageInfo,
+    ProgressAnswer, ProgressReport, Refusal, RefusalReason, ReplayAnswer, ReplayReport,
+    ReplayRequest, StepSeen, SyncRequest, TaskId, TraceStep, TreeNode, TreeSnapshot, TreeStatus,
+    WireCandidate,
 };
 use forager_protocol::{Action, FailureReason, Fingerprint, TaskSpec};
 use std::collections::{HashMap, HashSet};
@@ -60,7 +62,32 @@ pub trait EnvFactory: Send + Sync + 'static {
     fn counters(env: &Self::Env) -> BranchCounters;
     /// A screenshot (JPEG) of the environment's current page, when it has pixels to show.
     fn screenshot(env: &Self::Env) -> impl Future<Output = Option<Vec<u8>>> + Send;
+    /// What the page looked like right after a step that wrote (or came after a write) on a
+    /// site whose writes must not be repeated, captured when the step ran: the evidence a
+    /// verification attests the step by. `None` when nothing was captured for that state.
+    fn evidence(env: &Self::Env, after: Fingerprint) -> Option<WriteEvidence>;
+    /// Loads the task's after-check page in the environment's current context (whose session
+    /// the reproduced steps established) and says whether it shows the text.
+    fn after_check(
+        env: &mut Self::Env,
+        check: &AfterCheck,
+    ) -> impl Future<Output = Result<bool, EnvError>> + Send;
+    /// Restores the site before a replay that executes writes: runs the task's reset command,
+    /// when it has one (an error when this node may not run it, or it fails).
+    fn reset_site(env: &mut Self::Env) -> impl Future<Output = Result<(), EnvError>> + Send;
 }
+
+/// A page after a write, as the step that wrote left it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WriteEvidence {
+    /// SHA-256 of the page as read (URL and accessibility snapshot).
+    pub page_digest: Digest32,
+    /// Its screenshot (JPEG), when it has pixels.
+    pub screenshot: Option<Vec<u8>>,
+}
+
+/// Screenshot bytes of write evidence a progress answer carries at most.
+const EVIDENCE_BUDGET: usize = 384 * 1024;
 
 /// Screenshot bytes a replay answer carries at most (they travel in one frame).
 const SCREENSHOT_BUDGET: usize = 640 * 1024;
@@ -727,6 +754,10 @@ async fn search_branch<F: EnvFactory>(
     };
     let before = F::counters(&state.env.inner);
     let mut report = run_branch(&mut state, &assignment, remembered, rollouts).await;
+    let mut screenshots = Vec::new();
+    for path in &mut report.successes {
+        path.seen = seen_along::<F>(&state.env.inner, path, &mut screenshots);
+    }
     report.network = F::network(&state.env.inner);
     let after = F::counters(&state.env.inner);
     let counters = &mut report.counters;
@@ -736,9 +767,98 @@ async fn search_branch<F: EnvFactory>(
     counters.reading_us = after.reading_us.saturating_sub(before.reading_us);
     guard.check_in(state);
     match sign(identity, report) {
-        Ok(signed) => Message::Progress(Box::new(signed)),
+        Ok(report) => Message::Progress(Box::new(ProgressAnswer {
+            report,
+            screenshots,
+        })),
         Err(refusal) => refusal.into(),
     }
+}
+
+/// What the finder saw along a success path: each page's kind (what a reproduction compares)
+/// and, past a write, the evidence captured when the step ran; screenshots go to `shots`
+/// (within [`EVIDENCE_BUDGET`]), named by their digest.
+fn seen_along<F: EnvFactory>(
+    env: &F::Env,
+    path: &FoundPath,
+    shots: &mut Vec<Vec<u8>>,
+) -> Vec<StepSeen> {
+    let mut before = Fingerprint([0; 16]);
+    let mut seen = Vec::with_capacity(path.fingerprints.len());
+    for &after in &path.fingerprints {
+        let page = F::step_info(env, before, after);
+        let evidence = F::evidence(env, after);
+        let used: usize = shots.iter().map(Vec::len).sum();
+        let screenshot = evidence
+            .as_ref()
+            .and_then(|e| e.screenshot.as_ref())
+            .filter(|bytes| used + bytes.len() <= EVIDENCE_BUDGET)
+            .map(|bytes| {
+                shots.push(bytes.clone());
+                Digest32::of(bytes)
+            });
+        seen.push(StepSeen {
+            family: page.family,
+            heading: page.heading.map(|h| bounded(&h)),
+            url: bounded(&page.url),
+            title: bounded(&page.title),
+            page_digest: evidence.map(|e| e.page_digest),
+            screenshot,
+        });
+        before = after;
+    }
+    seen
+}
+
+/// Whether step `i` of a reproduction reached another kind of page than the finder's, and
+/// what differed. Pages are compared by family where the finder said it (live regions,
+/// timestamps and tokens change the fingerprint, not the family), else by fingerprint.
+fn differs(path: &FoundPath, i: usize, reached: Fingerprint, page: &PageInfo) -> Option<String> {
+    let step = i + 1;
+    match (path.seen.get(i), page.family) {
+        (
+            Some(
+                seen @ StepSeen {
+                    family: Some(family),
+                    ..
+                },
+            ),
+            Some(found),
+        ) => {
+            if *family == found {
+                return None;
+            }
+            let own_path = url_path(&page.url);
+            let what = if seen.heading != page.heading {
+                format!(
+                    "heading {:?} vs {:?}",
+                    seen.heading.as_deref().unwrap_or(""),
+                    page.heading.as_deref().unwrap_or("")
+                )
+            } else if url_path(&seen.url) != own_path {
+                format!("path {:?} vs {:?}", url_path(&seen.url), own_path)
+            } else {
+                "headings or forms".to_owned()
+            };
+            Some(format!("family differs at step {step}: {what}"))
+        }
+        _ => (path.fingerprints.get(i) != Some(&reached))
+            .then(|| format!("fingerprint differs at step {step}")),
+    }
+}
+
+/// A text cut to [`MAX_SEEN_TEXT`] bytes at a character boundary.
+fn bounded(text: &str) -> String {
+    let mut end = text.len().min(MAX_SEEN_TEXT);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    text[..end].to_owned()
+}
+
+/// The path of a URL (`/admin/auth/group/`), or the text itself when it does not parse.
+fn url_path(url: &str) -> String {
+    url::Url::parse(url).map_or_else(|_| url.to_owned(), |u| u.path().to_owned())
 }
 
 /// Branch searches kept between assignments (each holds an environment: browser contexts).
@@ -1017,11 +1137,11 @@ async fn run_branch<E: Environment<Action = Action>>(
     };
     let prefix = &state.env.prefix;
     let full = |steps: Vec<(Action, Fingerprint, forager_protocol::RiskClass)>| {
-        let mut path = FoundPath {
-            actions: prefix.iter().map(|(a, _)| a.clone()).collect(),
-            fingerprints: prefix.iter().map(|(_, f)| *f).collect(),
-            risks: vec![forager_protocol::RiskClass::ReadOnly; prefix.len()],
-        };
+        let mut path = FoundPath::new(
+            prefix.iter().map(|(a, _)| a.clone()).collect(),
+            prefix.iter().map(|(_, f)| *f).collect(),
+            vec![forager_protocol::RiskClass::ReadOnly; prefix.len()],
+        );
         for (action, fingerprint, risk) in steps {
             path.actions.push(action);
             path.fingerprints.push(fingerprint);
@@ -1137,25 +1257,38 @@ async fn replay<F: EnvFactory>(
         pages: Vec::new(),
         success: false,
         divergence: None,
+        divergence_detail: None,
+        executed: 0,
+        after_check: None,
         error: None,
         network: NetworkSummary::default(),
         screenshots: Vec::new(),
     };
+    let path = &request.path;
+    let reproduce = (request.reproduce as usize).min(path.actions.len());
+    let partial = reproduce < path.actions.len();
+    let writes = path.risks[..reproduce.min(path.risks.len())]
+        .iter()
+        .any(|&r| r >= forager_protocol::RiskClass::DraftWrite);
     let mut screenshots: Vec<Vec<u8>> = Vec::new();
     match factory.create(&request.task, true) {
         Ok(mut env) => {
             let walked = async {
+                if writes {
+                    // The site's sandbox is restored before its writes are executed again.
+                    F::reset_site(&mut env).await?;
+                }
                 env.restore(&[]).await?;
                 let mut last = env.observe().await?;
-                for (i, action) in request.path.actions.iter().enumerate() {
+                for (i, action) in path.actions[..reproduce].iter().enumerate() {
                     let before = last.fingerprint;
                     let step = env.act(action).await?;
                     last = step.state;
+                    report.executed += 1;
                     report.fingerprints.push(step.state.fingerprint);
                     let mut page = F::step_info(&env, before, step.state.fingerprint);
                     page.cost_ms = step.cost.browser_ms;
                     page.value_hint = step.state.value_hint;
-                    report.pages.push(page);
                     // What the page looked like, for the trajectory and the report; past the
                     // budget, later steps go without.
                     let used: usize = screenshots.iter().map(Vec::len).sum();
@@ -1164,11 +1297,19 @@ async fn replay<F: EnvFactory>(
                         .filter(|bytes| used + bytes.len() <= SCREENSHOT_BUDGET);
                     report.screenshots.push(shot.as_deref().map(Digest32::of));
                     screenshots.push(shot.unwrap_or_default());
-                    if request.path.fingerprints.get(i) != Some(&step.state.fingerprint)
-                        && report.divergence.is_none()
+                    if report.divergence.is_none()
+                        && let Some(detail) = differs(path, i, step.state.fingerprint, &page)
                     {
                         report.divergence = Some(i as u32);
+                        report.divergence_detail = Some(detail);
                     }
+                    report.pages.push(page);
+                }
+                if partial
+                    && report.divergence.is_none()
+                    && let Some(check) = &request.task.verify
+                {
+                    report.after_check = Some(F::after_check(&mut env, check).await?);
                 }
                 Ok::<_, EnvError>(last)
             }

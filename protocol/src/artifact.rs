@@ -353,6 +353,7 @@ mod tests {
             verdict: None,
             healed_locator: None,
             healed_by: None,
+            verification: Default::default(),
         }
     }
 

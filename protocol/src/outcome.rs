@@ -94,6 +94,9 @@ pub enum PruneReason {
     ReplayUnsafe,
     /// A failure predicate of the task holds here: the task has failed on this path.
     DeadEnd,
+    /// The action ended a logged-in session (logged out, or landed on a login form) and the
+    /// goal does not ask for that: everything past it would start over.
+    SessionLost,
 }
 
 impl PruneReason {
@@ -109,6 +112,7 @@ impl PruneReason {
             PruneReason::DepthLimit => "depth_limit",
             PruneReason::ReplayUnsafe => "replay_unsafe",
             PruneReason::DeadEnd => "dead_end",
+            PruneReason::SessionLost => "session_lost",
         }
     }
 }

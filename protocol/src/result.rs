@@ -62,6 +62,33 @@ pub struct ResultStep {
     /// healed by it.
     #[serde(default)]
     pub healed_by: Option<String>,
+    /// How the queen's verification knows the step: executed again by another node
+    /// (`reproduced`), or, for a write on a site that must not see it twice and the steps after
+    /// it, taken from the finder's signed evidence (`attested`).
+    #[serde(default)]
+    pub verification: StepVerification,
+}
+
+/// How a step of a passing path was verified.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StepVerification {
+    /// Another node executed it again and saw a page of the same kind.
+    #[default]
+    Reproduced,
+    /// Not executed again (it writes, or it comes after a write, on a site not declared
+    /// resettable): the finder's signed evidence (page digest, screenshot) stands for it.
+    Attested,
+}
+
+impl StepVerification {
+    /// `reproduced` or `attested`.
+    pub fn name(self) -> &'static str {
+        match self {
+            StepVerification::Reproduced => "reproduced",
+            StepVerification::Attested => "attested",
+        }
+    }
 }
 
 /// An action that was not executed because it needs a human's approval.

@@ -307,9 +307,32 @@ fn class_of_link_name(name: &str) -> Option<RiskClass> {
         .map(|&(_, class)| class)
 }
 
+/// A link named by a generic editing verb alone ("Add", "Edit", "Create group", "New"): it
+/// opens the form whose own button writes.
+fn opens_a_form(name: &str) -> bool {
+    const VERBS: &[&str] = &["add", "edit", "create", "update", "draft"];
+    let words = normalise_name(name);
+    let mut split = words.split(' ');
+    let first = split.next().unwrap_or("");
+    VERBS.contains(&first) && split.next() != Some("to")
+}
+
 fn is_step_control(name: &str) -> bool {
     let words = normalise_name(name);
     STEP_WORDS.iter().any(|w| contains_phrase(&words, w))
+}
+
+/// The class of an action from the action alone (its shape, its target's name and role), for
+/// those who did not see the page it was offered on: a replaying environment, the queen.
+pub fn classify_action(action: &crate::action::Action) -> RiskClass {
+    classify(
+        action.shape(),
+        &RiskContext {
+            accessible_name: action.target().map_or("", |t| t.name.as_str()),
+            role: action.target().map_or("", |t| t.role.as_str()),
+            ..Default::default()
+        },
+    )
 }
 
 /// Classifies one action. See the module documentation for the rules.
@@ -333,10 +356,14 @@ pub fn classify(shape: ActionShape, context: &RiskContext<'_>) -> RiskClass {
         ActionShape::Click => {
             let is_link = context.role.eq_ignore_ascii_case("link");
             let by_name = if is_link {
-                // A link to "Apply now" or "Sign up" opens a form; the form's own button is the
-                // submission. Links that spend, delete or change the account stay risky.
+                // A link to "Apply now", "Sign up" or "Add" opens a form; the form's own button
+                // is the submission. Links that spend, delete or change the account stay risky,
+                // and so do links that put something into a cart ("Add to cart").
                 class_of_link_name(context.accessible_name)
                     .filter(|class| *class != RiskClass::ExternalSubmission)
+                    .filter(|class| {
+                        *class != RiskClass::DraftWrite || !opens_a_form(context.accessible_name)
+                    })
             } else {
                 class_of_name(context.accessible_name)
             };
@@ -510,6 +537,13 @@ mod tests {
         assert_eq!(link("Apply now"), RiskClass::ReadOnly);
         assert_eq!(link("Sign up for free"), RiskClass::ReadOnly);
         assert_eq!(link("Payments"), RiskClass::ReadOnly);
+        // Editing verbs alone open the form whose button writes; a cart link writes itself.
+        assert_eq!(link("Add"), RiskClass::ReadOnly);
+        assert_eq!(link("Edit profile"), RiskClass::ReadOnly);
+        assert_eq!(link("Create group"), RiskClass::ReadOnly);
+        assert_eq!(link("Add to cart"), RiskClass::DraftWrite);
+        assert_eq!(link("Save"), RiskClass::DraftWrite);
+        assert_eq!(link("Change password"), RiskClass::AccountMutation);
     }
 
     #[test]

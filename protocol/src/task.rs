@@ -119,6 +119,26 @@ pub struct TaskSpec {
     /// The task family for the replay bonus; defaults to the start URL's origin.
     #[serde(default)]
     pub family: Option<String>,
+    /// A read-only check after the fact: a page that shows the task's effect (the list that
+    /// now holds the new record), loaded by the reproducer when the path's writes are attested
+    /// rather than repeated.
+    #[serde(default)]
+    pub verify: Option<AfterCheck>,
+    /// A shell command a node runs before each replay of a path with writes (restoring a
+    /// staging database, say): with it the site counts as resettable. Nodes run it only when
+    /// their operator allowed it (`forager node --allow-reset-cmd`; `explore` always does).
+    #[serde(default)]
+    pub reset_cmd: Option<String>,
+}
+
+/// A page to load, and a text it must show, to check a task's effect without repeating it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AfterCheck {
+    /// The page (on the start URL's or an allowed origin).
+    pub url: String,
+    /// A text the page must contain.
+    pub text: String,
 }
 
 fn default_ceiling() -> RiskClass {
@@ -202,7 +222,15 @@ impl TaskSpec {
             allowed_origins: Vec::new(),
             resettable: false,
             family: None,
+            verify: None,
+            reset_cmd: None,
         }
+    }
+
+    /// Whether paths with writes may be replayed: the site is a declared sandbox, or a reset
+    /// command restores it before each such replay.
+    pub fn replays_writes(&self) -> bool {
+        self.resettable || self.reset_cmd.is_some()
     }
 
     /// Checks every field; the error names the first bad one.
@@ -330,6 +358,35 @@ impl TaskSpec {
             && (family.trim().is_empty() || family.len() > 256)
         {
             return Err(TaskError::field("family", "must be 1 to 256 bytes"));
+        }
+        if let Some(check) = &self.verify {
+            let url = parse_web_url("verify.url", &check.url)?;
+            let origin = url.origin().ascii_serialization();
+            let allowed = origin == start.origin().ascii_serialization()
+                || self.allowed_origins.iter().any(|o| {
+                    url::Url::parse(o.trim())
+                        .is_ok_and(|o| o.origin().ascii_serialization() == origin)
+                });
+            if !allowed {
+                return Err(TaskError::field(
+                    "verify.url",
+                    format!("{origin} is neither the start URL's origin nor an allowed one"),
+                ));
+            }
+            if check.text.trim().is_empty() || check.text.len() > MAX_PREDICATE_BYTES {
+                return Err(TaskError::field(
+                    "verify.text",
+                    format!("must be 1 to {MAX_PREDICATE_BYTES} bytes"),
+                ));
+            }
+        }
+        if let Some(command) = &self.reset_cmd
+            && (command.trim().is_empty() || command.len() > 4096 || command.contains('\0'))
+        {
+            return Err(TaskError::field(
+                "reset_cmd",
+                "must be 1 to 4096 bytes of shell command, without NUL",
+            ));
         }
         debug_assert!(start.host().is_some());
         Ok(())

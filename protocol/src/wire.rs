@@ -369,6 +369,171 @@ pub struct FoundPath {
     pub fingerprints: Vec<Fingerprint>,
     /// Risk class of each action.
     pub risks: Vec<RiskClass>,
+    /// What the finder saw after each action (empty when it does not say: then a
+    /// reproduction compares fingerprints, and writes cannot be attested).
+    #[serde(default)]
+    pub seen: Vec<StepSeen>,
+}
+
+impl FoundPath {
+    /// A path with nothing said about its pages.
+    pub fn new(
+        actions: Vec<Action>,
+        fingerprints: Vec<Fingerprint>,
+        risks: Vec<RiskClass>,
+    ) -> FoundPath {
+        FoundPath {
+            actions,
+            fingerprints,
+            risks,
+            seen: Vec::new(),
+        }
+    }
+
+    /// How many leading steps a reproduction may execute again: all of them when the task's
+    /// site replays writes; else those before the first write, judged by the finder's class
+    /// or the action's own reading, whichever is higher (a finder cannot talk a write into a
+    /// read).
+    pub fn reproducible_steps(&self, task: &TaskSpec) -> usize {
+        if task.replays_writes() {
+            return self.actions.len();
+        }
+        self.actions
+            .iter()
+            .enumerate()
+            .position(|(i, action)| {
+                let claimed = self.risks.get(i).copied().unwrap_or(RiskClass::ReadOnly);
+                claimed.max(crate::risk::classify_action(action)) >= RiskClass::DraftWrite
+            })
+            .unwrap_or(self.actions.len())
+    }
+}
+
+/// What a node saw after one step of a path it reports: the kind of page (what a reproduction
+/// compares, so that live regions, timestamps and tokens do not count as divergence) and, after
+/// a write, the evidence a verification that does not repeat the write attests it by.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StepSeen {
+    /// The page's fingerprint family (URL path pattern, headings, form names).
+    pub family: Option<Fingerprint>,
+    /// Its main heading (for divergence messages), at most [`MAX_SEEN_TEXT`] bytes.
+    pub heading: Option<String>,
+    /// Its URL, at most [`MAX_SEEN_TEXT`] bytes.
+    pub url: String,
+    /// Its title, at most [`MAX_SEEN_TEXT`] bytes.
+    pub title: String,
+    /// After a write: SHA-256 of the page as the node read it (URL and accessibility snapshot).
+    pub page_digest: Option<Digest32>,
+    /// After a write: SHA-256 of the screenshot, whose bytes travel beside the signed report
+    /// ([`ProgressAnswer::screenshots`]).
+    pub screenshot: Option<Digest32>,
+}
+
+impl StepSeen {
+    /// The page as a result step shows it, for a step that was not executed again.
+    pub fn page(&self) -> PageInfo {
+        PageInfo {
+            url: self.url.clone(),
+            title: self.title.clone(),
+            verdict: None,
+            healed_locator: None,
+            healed_by: None,
+            family: self.family,
+            heading: self.heading.clone(),
+            cost_ms: 0,
+            value_hint: 0.0,
+        }
+    }
+}
+
+/// The pages of a verified path: the reproducer's for the `reproduced` steps it executed, the
+/// finder's (as it said it saw them) past those.
+pub fn verified_pages(replay: &ReplayReport, path: &FoundPath, reproduced: usize) -> Vec<PageInfo> {
+    let mut pages: Vec<PageInfo> = replay.pages.iter().take(reproduced).cloned().collect();
+    for i in pages.len()..path.actions.len() {
+        pages.push(path.seen.get(i).map(StepSeen::page).unwrap_or(PageInfo {
+            url: String::new(),
+            title: String::new(),
+            verdict: None,
+            healed_locator: None,
+            healed_by: None,
+            family: None,
+            heading: None,
+            cost_ms: 0,
+            value_hint: 0.0,
+        }));
+    }
+    pages
+}
+
+/// Whether a reproduction verifies a path whose first `reproducible` steps it was asked to
+/// execute again: `Ok` with the after-check's answer, or why not. Executed steps must reach
+/// pages of the finder's kinds; a full reproduction must end in success; a partial one
+/// attests the rest by the finder's evidence (a page digest for every write and for the
+/// final page) and, when the task has one, the after-check must hold.
+pub fn judge_reproduction(
+    task: &TaskSpec,
+    path: &FoundPath,
+    reproducible: usize,
+    report: &ReplayReport,
+) -> Result<Option<bool>, String> {
+    if let Some(error) = &report.error {
+        return Err(error.clone());
+    }
+    if let Some(step) = report.divergence {
+        return Err(report
+            .divergence_detail
+            .clone()
+            .unwrap_or_else(|| format!("diverged at step {}", step + 1)));
+    }
+    if (report.executed as usize) < reproducible {
+        return Err(format!(
+            "the reproduction executed {} of {reproducible} steps",
+            report.executed
+        ));
+    }
+    let steps = path.actions.len();
+    if reproducible == steps {
+        return if report.success {
+            Ok(None)
+        } else {
+            Err("the success predicates did not hold".into())
+        };
+    }
+    for i in reproducible..steps {
+        let writes = path.risks.get(i).copied().unwrap_or(RiskClass::ReadOnly)
+            >= RiskClass::DraftWrite
+            || crate::risk::classify_action(&path.actions[i]) >= RiskClass::DraftWrite;
+        let evidence = path.seen.get(i).and_then(|s| s.page_digest);
+        if (writes || i + 1 == steps) && evidence.is_none() {
+            return Err(format!(
+                "step {} ({}) is not executed again and its finder gave no evidence of it",
+                i + 1,
+                path.actions[i].label()
+            ));
+        }
+    }
+    match (&task.verify, report.after_check) {
+        (Some(check), Some(false)) => Err(format!(
+            "the after-check page {} does not show {:?}",
+            check.url, check.text
+        )),
+        (Some(check), None) => Err(format!("the after-check page {} was not loaded", check.url)),
+        (_, answer) => Ok(answer),
+    }
+}
+
+/// Bytes a [`StepSeen`] text (heading, URL, title) may hold.
+pub const MAX_SEEN_TEXT: usize = 2048;
+
+/// A node's answer to an assignment: its signed report, and the screenshots of the writes on
+/// its success paths that the report names ([`StepSeen::screenshot`]), in path order.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProgressAnswer {
+    /// The report, signed by the node.
+    pub report: Signed<ProgressReport>,
+    /// The screenshots' bytes, each one named by its digest in the report.
+    pub screenshots: Vec<Vec<u8>>,
 }
 
 /// The queen asks a node to reproduce a path from the start URL, in a fresh context.
@@ -380,6 +545,9 @@ pub struct ReplayRequest {
     pub task_id: TaskId,
     /// The path to reproduce.
     pub path: FoundPath,
+    /// How many of its steps to execute again: all of them, or on a site whose writes must
+    /// not be repeated, those before the first write (the rest is attested).
+    pub reproduce: u32,
 }
 
 /// What a reproduction saw at one step.
@@ -417,8 +585,16 @@ pub struct ReplayReport {
     pub pages: Vec<PageInfo>,
     /// Whether the success predicates held at the end.
     pub success: bool,
-    /// The first step whose fingerprint differed, if any.
+    /// The first step whose page differed (by family where the finder said it, else by
+    /// fingerprint), if any.
     pub divergence: Option<u32>,
+    /// What differed there (`family differs at step 2: heading "A" vs "B"`).
+    pub divergence_detail: Option<String>,
+    /// Steps executed again.
+    pub executed: u32,
+    /// Whether the task's read-only after-check held (loaded after the reproduced steps, when
+    /// the rest of the path was not executed); `None` when none was asked or loaded.
+    pub after_check: Option<bool>,
     /// Why it could not be carried out, if it could not.
     pub error: Option<String>,
     /// What the node's browser touched.
@@ -485,7 +661,7 @@ pub enum Message {
     /// Queen → node: search a branch.
     Assign(Box<BranchAssignment>),
     /// Node → queen, signed by the node.
-    Progress(Box<Signed<ProgressReport>>),
+    Progress(Box<ProgressAnswer>),
     /// Queen → node: reproduce a path.
     Replay(Box<ReplayRequest>),
     /// Node → queen: the signed report and its screenshots.
@@ -604,6 +780,106 @@ impl Message {
 
 #[cfg(test)]
 pub(crate) mod tests {
+    use crate::task::AfterCheck;
+
+    fn seen(family: u8, digest: bool) -> StepSeen {
+        StepSeen {
+            family: Some(Fingerprint([family; 16])),
+            heading: None,
+            url: format!("http://127.0.0.1:1/{family}"),
+            title: String::new(),
+            page_digest: digest.then_some(Digest32([family; 32])),
+            screenshot: None,
+        }
+    }
+
+    fn click(name: &str) -> Action {
+        Action::Click {
+            target: crate::action::Target {
+                role: "button".into(),
+                name: name.into(),
+                locators: vec![crate::action::Locator::Text(name.into())],
+            },
+        }
+    }
+
+    fn replayed(executed: u32, success: bool, after_check: Option<bool>) -> ReplayReport {
+        ReplayReport {
+            task: TaskId([0; 16]),
+            fingerprints: Vec::new(),
+            pages: Vec::new(),
+            success,
+            divergence: None,
+            divergence_detail: None,
+            executed,
+            after_check,
+            error: None,
+            network: NetworkSummary::default(),
+            screenshots: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_write_is_attested_by_evidence_and_the_after_check_never_repeated() {
+        let mut task = TaskSpec::new(
+            "http://127.0.0.1:1/",
+            "add a group",
+            vec![SuccessPredicate::TextPresent("added".into())],
+        );
+        let path = FoundPath {
+            seen: vec![seen(1, false), seen(2, true)],
+            ..FoundPath::new(
+                vec![click("Groups"), click("Save")],
+                vec![Fingerprint([1; 16]), Fingerprint([2; 16])],
+                vec![RiskClass::ReadOnly, RiskClass::DraftWrite],
+            )
+        };
+        // Not resettable: the write is not executed again.
+        assert_eq!(path.reproducible_steps(&task), 1);
+        assert_eq!(
+            judge_reproduction(&task, &path, 1, &replayed(1, false, None)),
+            Ok(None)
+        );
+        // A finder that calls its write a read is not believed.
+        let mut talked_down = path.clone();
+        talked_down.risks[1] = RiskClass::ReadOnly;
+        assert_eq!(talked_down.reproducible_steps(&task), 1);
+        // No evidence of the write: refused, by name.
+        let mut bare = path.clone();
+        bare.seen[1].page_digest = None;
+        let refused = judge_reproduction(&task, &bare, 1, &replayed(1, false, None));
+        assert!(refused.is_err_and(|r| r.contains("step 2 (click \"Save\")")));
+        // The after-check decides when the task has one.
+        task.verify = Some(AfterCheck {
+            url: "http://127.0.0.1:1/groups".into(),
+            text: "editors".into(),
+        });
+        assert_eq!(
+            judge_reproduction(&task, &path, 1, &replayed(1, false, Some(true))),
+            Ok(Some(true))
+        );
+        assert!(judge_reproduction(&task, &path, 1, &replayed(1, false, Some(false))).is_err());
+        assert!(judge_reproduction(&task, &path, 1, &replayed(1, false, None)).is_err());
+        // A reproduction that stopped early, or diverged, is no reproduction.
+        assert!(judge_reproduction(&task, &path, 1, &replayed(0, false, Some(true))).is_err());
+        let mut diverged = replayed(1, false, Some(true));
+        diverged.divergence = Some(0);
+        diverged.divergence_detail =
+            Some("family differs at step 1: heading \"A\" vs \"B\"".into());
+        assert_eq!(
+            judge_reproduction(&task, &path, 1, &diverged),
+            Err("family differs at step 1: heading \"A\" vs \"B\"".into())
+        );
+        // A sandbox: every step again, and the predicates must hold at the end.
+        task.reset_cmd = Some("true".into());
+        assert_eq!(path.reproducible_steps(&task), 2);
+        assert_eq!(
+            judge_reproduction(&task, &path, 2, &replayed(2, true, None)),
+            Ok(None)
+        );
+        assert!(judge_reproduction(&task, &path, 2, &replayed(2, false, None)).is_err());
+    }
+
     use super::*;
     use crate::action::{FillValue, Locator, Target};
     use crate::score::ScoreWeights;
@@ -769,11 +1045,31 @@ pub(crate) mod tests {
             prop::collection::vec(action(), 0..4),
             prop::collection::vec(fingerprint(), 0..4),
             prop::collection::vec(risk(), 0..4),
+            prop::collection::vec(
+                (
+                    prop::option::of(fingerprint()),
+                    prop::option::of(text()),
+                    text(),
+                    prop::option::of(any::<[u8; 32]>()),
+                ),
+                0..3,
+            ),
         )
-            .prop_map(|(actions, fingerprints, risks)| FoundPath {
+            .prop_map(|(actions, fingerprints, risks, seen)| FoundPath {
                 actions,
                 fingerprints,
                 risks,
+                seen: seen
+                    .into_iter()
+                    .map(|(family, heading, url, digest)| StepSeen {
+                        family,
+                        heading,
+                        title: url.chars().rev().collect(),
+                        url,
+                        page_digest: digest.map(Digest32),
+                        screenshot: digest.map(|d| Digest32::of(&d)),
+                    })
+                    .collect(),
             })
     }
 
@@ -861,10 +1157,23 @@ pub(crate) mod tests {
             (any::<u32>(), any::<u32>(), any::<u32>(), any::<u64>()),
             1u8..=7,
             (0.0f64..10.0, any::<u64>(), any::<bool>()),
-            prop::option::of(text()),
+            (
+                prop::option::of(text()),
+                prop::option::of((text(), text())),
+                prop::option::of(text()),
+            ),
         )
             .prop_map(
-                |(url, goal, success, inputs, budget, ceiling, (c, seed, resettable), family)| {
+                |(
+                    url,
+                    goal,
+                    success,
+                    inputs,
+                    budget,
+                    ceiling,
+                    (c, seed, resettable),
+                    (family, verify, reset_cmd),
+                )| {
                     TaskSpec {
                         start_url: url,
                         goal,
@@ -886,6 +1195,8 @@ pub(crate) mod tests {
                         allowed_origins: vec![],
                         resettable,
                         family,
+                        verify: verify.map(|(url, text)| crate::task::AfterCheck { url, text }),
+                        reset_cmd,
                     }
                 },
             )
@@ -1045,14 +1356,20 @@ pub(crate) mod tests {
                     ),
                 Domain::Report
             )
-            .prop_map(|report| Message::Progress(Box::new(report))),
-            (task(), task_id(), found_path()).prop_map(|(task, task_id, path)| {
-                Message::Replay(Box::new(ReplayRequest {
-                    task,
-                    task_id,
-                    path,
-                }))
-            }),
+            .prop_map(|report| Message::Progress(Box::new(ProgressAnswer {
+                report,
+                screenshots: vec![vec![0xff, 0xd8, 9]],
+            }))),
+            (task(), task_id(), found_path(), any::<u32>()).prop_map(
+                |(task, task_id, path, reproduce)| {
+                    Message::Replay(Box::new(ReplayRequest {
+                        task,
+                        task_id,
+                        path,
+                        reproduce,
+                    }))
+                }
+            ),
             signed(
                 (
                     task_id(),
@@ -1097,6 +1414,9 @@ pub(crate) mod tests {
                                 pages,
                                 success,
                                 divergence,
+                                divergence_detail: divergence.map(|d| format!("step {d}")),
+                                executed: 2,
+                                after_check: Some(success),
                                 error,
                                 network: NetworkSummary::default(),
                                 screenshots: vec![None, Some(Digest32([3; 32]))],

@@ -462,6 +462,7 @@ mod tests {
             verdict: None,
             healed_locator: None,
             healed_by: None,
+            verification: Default::default(),
         }
     }
 

@@ -15,9 +15,12 @@ use forager_protocol::artifact::{
     TRAJECTORY_FILE, TRAJECTORY_VERSION, TrajectoryBody, TrajectoryDocument, chain, chain_next,
     chain_start, is_plain_file_name, rollout_steps,
 };
-use forager_protocol::result::ResultStep;
+use forager_protocol::result::{ResultStep, StepVerification};
 use forager_protocol::signing::{self, Domain};
-use forager_protocol::wire::{ProgressReport, ReplayReport, TaskId, TreeSnapshot, TreeStatus};
+use forager_protocol::wire::{
+    ProgressReport, ReplayReport, TaskId, TreeSnapshot, TreeStatus, judge_reproduction,
+    verified_pages,
+};
 use forager_protocol::workflow::{WORKFLOW_FILE, compile};
 use forager_protocol::{Action, TaskSpec};
 use std::path::{Path, PathBuf};
@@ -311,6 +314,11 @@ pub struct Verified {
     pub found_by: String,
     /// The peer that reproduced it.
     pub reproduced_by: String,
+    /// Steps executed again by the reproducer (the first ones); the rest are attested by the
+    /// finder's signed evidence.
+    pub reproduced_steps: usize,
+    /// Whether the task's read-only after-check held, when it was loaded.
+    pub after_check: Option<bool>,
     /// The queen that signed the trajectory.
     pub queen: String,
     /// The other files checked.
@@ -424,7 +432,7 @@ pub fn verify_run_dir(dir: &Path) -> Result<Verified, VerifyError> {
     if found.task.to_string() != body.task_id {
         return Err(failed(file, "finder report", "it is about another task"));
     }
-    let holds_path = found.successes.iter().any(|path| {
+    let Some(path) = found.successes.iter().find(|path| {
         path.actions.iter().collect::<Vec<_>>() == actions
             && path.fingerprints == fingerprints
             && path.risks.len() == body.steps.len()
@@ -433,16 +441,17 @@ pub fn verify_run_dir(dir: &Path) -> Result<Verified, VerifyError> {
                 .iter()
                 .zip(&body.steps)
                 .all(|(r, s)| *r == s.step.risk)
-    });
-    if !holds_path {
+    }) else {
         return Err(failed(
             file,
             "finder report",
             "no success in the finder's report is this path",
         ));
-    }
+    };
 
-    // The reproducer: its signed replay reached the same states and the goal.
+    // The reproducer: its signed replay reached pages of the same kinds, and the goal (or, on
+    // a site whose writes are not repeated, the page of the first write, the evidence past it
+    // and the after-check).
     let (replay, reproducer_key): (ReplayReport, VerifyingKey) = body
         .reproduced_by
         .open(Domain::Report)
@@ -455,22 +464,36 @@ pub fn verify_run_dir(dir: &Path) -> Result<Verified, VerifyError> {
             "it is about another task",
         ));
     }
-    if !replay.success || replay.divergence.is_some() || replay.error.is_some() {
+    let reproduced = path.reproducible_steps(&body.task);
+    if let Err(reason) = judge_reproduction(&body.task, path, reproduced, &replay) {
         return Err(failed(
             file,
             "reproducer report",
-            "the replay did not reproduce the success",
+            format!("the replay did not reproduce the success: {reason}"),
         ));
     }
-    if replay.fingerprints != fingerprints {
-        return Err(failed(
-            file,
-            "reproducer report",
-            "the replay passed through other states than the steps name",
-        ));
+    for (i, step) in body.steps.iter().enumerate() {
+        let expected = if i < reproduced {
+            StepVerification::Reproduced
+        } else {
+            StepVerification::Attested
+        };
+        if step.step.verification != expected {
+            return Err(failed(
+                file,
+                "steps",
+                format!(
+                    "step {} says {} where the path and the task make it {}",
+                    i + 1,
+                    step.step.verification.name(),
+                    expected.name()
+                ),
+            ));
+        }
     }
+    let pages = verified_pages(&replay, path, reproduced);
     let last = body.steps.len().saturating_sub(1);
-    for (i, (page, step)) in replay.pages.iter().zip(&body.steps).enumerate() {
+    for (i, (page, step)) in pages.iter().zip(&body.steps).enumerate() {
         let s = &step.step;
         let reward = if i == last {
             1.0
@@ -493,19 +516,28 @@ pub fn verify_run_dir(dir: &Path) -> Result<Verified, VerifyError> {
         }
     }
     for (i, step) in body.steps.iter().enumerate() {
-        let signed = replay.screenshots.get(i).copied().flatten();
+        let signed = if i < reproduced {
+            replay.screenshots.get(i).copied().flatten()
+        } else {
+            path.seen.get(i).and_then(|s| s.screenshot)
+        };
         if step.screenshot.as_ref().map(|s| s.sha256) != signed {
             return Err(failed(
                 file,
-                "reproducer report",
+                "screenshots",
                 format!(
-                    "step {}'s screenshot is not the one the reproducer signed",
-                    i + 1
+                    "step {}'s screenshot is not the one its {} signed",
+                    i + 1,
+                    if i < reproduced {
+                        "reproducer"
+                    } else {
+                        "finder"
+                    }
                 ),
             ));
         }
     }
-    if replay.pages.len() != body.steps.len() {
+    if replay.pages.len() != reproduced {
         return Err(failed(
             file,
             "reproducer report",
@@ -542,7 +574,7 @@ pub fn verify_run_dir(dir: &Path) -> Result<Verified, VerifyError> {
         if digest.name == WORKFLOW_FILE {
             // The workflow is what the trajectory compiles to, byte for byte.
             let steps: Vec<ResultStep> = body.steps.iter().map(|s| s.step.clone()).collect();
-            let compiled = compile(&body.task, &steps, &replay.pages)
+            let compiled = compile(&body.task, &steps, &pages)
                 .map_err(|e| e.to_string())
                 .and_then(|w| w.to_json().map_err(|e| e.to_string()))
                 .map_err(|e| failed(WORKFLOW_FILE, "workflow", e))?;
@@ -565,6 +597,8 @@ pub fn verify_run_dir(dir: &Path) -> Result<Verified, VerifyError> {
         steps: body.steps.len(),
         found_by: body.found_by.peer.clone(),
         reproduced_by: body.reproduced_by.peer.clone(),
+        reproduced_steps: reproduced,
+        after_check: replay.after_check,
         queen: document.queen.peer.clone(),
         files: names,
     })

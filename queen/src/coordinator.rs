@@ -16,7 +16,7 @@ use forager_node::search::Widening;
 use forager_protocol::artifact::{Attestation, Digest32};
 use forager_protocol::result::{
     ApprovalNeeded, Metrics, NetworkSummary, RESULT_VERSION, ResultStep, RunError, RunResult,
-    Status,
+    Status, StepVerification,
 };
 use forager_protocol::score::{ScoreInputs, uct_score};
 use forager_protocol::signing::Domain;
@@ -25,7 +25,7 @@ use forager_protocol::wire::{
     BranchAssignment, BranchCounters, BranchId, ExpandRequest, FoundPath, KnownLocation,
     KnownState, MAX_PRUNE_REASONS, Message, PageInfo, ProgressReport, Refusal, RefusalReason,
     ReplayReport, ReplayRequest, TaskId, TaskState, TreeSnapshot, TreeStatus, WireCandidate,
-    branch_candidates,
+    branch_candidates, judge_reproduction, verified_pages,
 };
 use forager_protocol::workflow::WORKFLOW_FILE;
 use forager_protocol::{Action, FailureReason, Fingerprint, RiskClass, TaskSpec};
@@ -182,6 +182,9 @@ struct Pending {
     failed_replays: u32,
     /// The finder's signed report holding the path.
     claim: Option<Attestation>,
+    /// The finder's screenshots of the path's pages past a write, per step (empty where it
+    /// sent none): the pictures of the attested steps.
+    shots: Vec<Vec<u8>>,
 }
 
 /// Replays a success gets before it is rejected and its finder distrusted: a real site (or a
@@ -587,6 +590,7 @@ impl Actor {
                             let request = Message::Replay(Box::new(ReplayRequest {
                                 task: run.task.clone(),
                                 task_id: id,
+                                reproduce: path.reproducible_steps(&run.task) as u32,
                                 path: path.clone(),
                             }));
                             let boxed = Box::new(pending);
@@ -773,7 +777,8 @@ impl Actor {
                     return;
                 }
                 match result {
-                    Ok(Message::Progress(signed)) if signed_by(&signed.signer, node) => {
+                    Ok(Message::Progress(answer)) if signed_by(&answer.report.signer, node) => {
+                        let signed = &answer.report;
                         match signed.verify(Domain::Report) {
                             Ok(report) if report.task == task && report.branch == branch => {
                                 // What stands behind a success in the trajectory (and with
@@ -781,9 +786,9 @@ impl Actor {
                                 let claim = if report.successes.is_empty() && !run.keep_all {
                                     None
                                 } else {
-                                    Attestation::of(&signed, node.to_string()).ok()
+                                    Attestation::of(signed, node.to_string()).ok()
                                 };
-                                run.on_report(report.clone(), node, claim);
+                                run.on_report(report.clone(), node, claim, &answer.screenshots);
                             }
                             _ => run.note_failure("progress report with a bad signature"),
                         }
@@ -961,6 +966,8 @@ impl TaskRun {
                         tried: HashSet::new(),
                         failed_replays: 0,
                         claim,
+                        // Not journaled: attested steps of a resumed task go without pictures.
+                        shots: Vec::new(),
                     });
                 }
             }
@@ -983,11 +990,11 @@ impl TaskRun {
     fn set_branches(&mut self, candidates: Vec<WireCandidate>) {
         let (branches, approvals) = branch_candidates(candidates, self.task.risk_ceiling);
         for candidate in approvals {
-            self.approvals.push(FoundPath {
-                actions: vec![candidate.action.clone()],
-                fingerprints: Vec::new(),
-                risks: vec![candidate.risk],
-            });
+            self.approvals.push(FoundPath::new(
+                vec![candidate.action.clone()],
+                Vec::new(),
+                vec![candidate.risk],
+            ));
         }
         self.branches = branches
             .into_iter()
@@ -1018,7 +1025,7 @@ impl TaskRun {
         self.states.insert(report.root, (0, ROOT_OWNER));
         if report.success {
             // The start page already satisfies the task: an empty path, trivially reproduced.
-            self.finish_pass(Vec::new(), node, node, Vec::new(), None);
+            self.finish_pass(Vec::new(), Vec::new(), node, node, Vec::new(), None);
             return;
         }
         self.set_branches(report.candidates);
@@ -1181,7 +1188,13 @@ impl TaskRun {
         }
     }
 
-    fn on_report(&mut self, report: ProgressReport, node: PeerId, claim: Option<Attestation>) {
+    fn on_report(
+        &mut self,
+        report: ProgressReport,
+        node: PeerId,
+        claim: Option<Attestation>,
+        screenshots: &[Vec<u8>],
+    ) {
         self.merge_network(&report.network);
         self.merge_counters(&report);
         self.actions += report.actions;
@@ -1249,12 +1262,24 @@ impl TaskRun {
                 path: path.clone(),
                 claim: claim.clone(),
             });
+            // Each screenshot the report names by digest, at its step; any other is dropped.
+            let shots = path
+                .seen
+                .iter()
+                .map(|seen| {
+                    seen.screenshot
+                        .and_then(|d| screenshots.iter().find(|b| Digest32::of(b) == d))
+                        .cloned()
+                        .unwrap_or_default()
+                })
+                .collect();
             self.unverified.push_back(Pending {
                 path,
                 finder: node,
                 tried: HashSet::new(),
                 failed_replays: 0,
                 claim: claim.clone(),
+                shots,
             });
         }
     }
@@ -1270,15 +1295,48 @@ impl TaskRun {
         let finder = pending.finder;
         self.contributors.insert(verifier);
         self.merge_network(&report.network);
-        let reproduced = report.success && report.divergence.is_none() && report.error.is_none();
-        if reproduced {
+        let path = &pending.path;
+        let steps = path.actions.len();
+        let reproducible = path.reproducible_steps(&self.task);
+        let verdict =
+            judge_reproduction(&self.task, path, reproducible, &report).and_then(|after_check| {
+                // Every picture the finder's report names must have come with it.
+                match (reproducible..steps).find(|&i| {
+                    path.seen.get(i).is_some_and(|s| s.screenshot.is_some())
+                        && pending.shots.get(i).is_none_or(Vec::is_empty)
+                }) {
+                    Some(i) => Err(format!(
+                        "the finder named a screenshot of step {} and did not send it",
+                        i + 1
+                    )),
+                    None => Ok(after_check),
+                }
+            });
+        if let Ok(after_check) = verdict {
             let path = pending.path;
+            let verification: Vec<StepVerification> = (0..steps)
+                .map(|i| {
+                    if i < reproducible {
+                        StepVerification::Reproduced
+                    } else {
+                        StepVerification::Attested
+                    }
+                })
+                .collect();
             self.journal.append(&JournalEvent::Verified {
                 finder: finder.to_string(),
                 verifier: verifier.to_string(),
                 actions: path.actions.iter().map(Action::label).collect(),
+                steps: verification.clone(),
+                after_check,
             });
-            let pages = report.pages;
+            // The reproducer's pages and pictures where it went; the finder's past a write.
+            let pages = verified_pages(&report, &path, reproducible);
+            let mut screenshots = screenshots;
+            screenshots.truncate(reproducible);
+            for i in screenshots.len()..steps {
+                screenshots.push(pending.shots.get(i).cloned().unwrap_or_default());
+            }
             self.finish_pass(
                 path.actions
                     .iter()
@@ -1287,6 +1345,7 @@ impl TaskRun {
                     .zip(path.risks.iter().copied())
                     .map(|((a, f), r)| (a, f, r))
                     .collect(),
+                verification,
                 finder,
                 verifier,
                 pages,
@@ -1296,16 +1355,7 @@ impl TaskRun {
                     screenshots,
                 }),
             );
-        } else {
-            let reason = report
-                .error
-                .clone()
-                .or_else(|| {
-                    report
-                        .divergence
-                        .map(|d| format!("diverged at step {}", d + 1))
-                })
-                .unwrap_or_else(|| "the success predicates did not hold".into());
+        } else if let Err(reason) = verdict {
             tracing::warn!(%finder, %verifier, %reason, "a success was not reproduced");
             pending.failed_replays += 1;
             let rejected = pending.failed_replays >= REPRODUCTION_ATTEMPTS;
@@ -1493,6 +1543,7 @@ impl TaskRun {
     fn finish_pass(
         &mut self,
         steps: Vec<(Action, Fingerprint, RiskClass)>,
+        verification: Vec<StepVerification>,
         finder: PeerId,
         verifier: PeerId,
         pages: Vec<PageInfo>,
@@ -1518,6 +1569,7 @@ impl TaskRun {
                     verdict: page.and_then(|p| p.verdict.clone()),
                     healed_locator: page.and_then(|p| p.healed_locator),
                     healed_by: page.and_then(|p| p.healed_by.clone()),
+                    verification: verification.get(i).copied().unwrap_or_default(),
                 }
             })
             .collect();

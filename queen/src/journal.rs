@@ -123,6 +123,13 @@ pub enum JournalEvent {
         verifier: String,
         /// Labels of its actions.
         actions: Vec<String>,
+        /// How each step is known: `reproduced` (executed again) or `attested` (a write, or
+        /// after one, on a site that must not see it twice: the finder's signed evidence).
+        #[serde(default)]
+        steps: Vec<forager_protocol::result::StepVerification>,
+        /// Whether the task's read-only after-check held, when one was loaded.
+        #[serde(default)]
+        after_check: Option<bool>,
     },
     /// The success was not reproduced.
     NotReproduced {

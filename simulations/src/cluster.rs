@@ -8,7 +8,7 @@
 use crate::env::SimEnvironment;
 use crate::site::{Site, SiteParams, generate};
 use forager_node::environment::{Candidate, EnvError, Environment, StateInfo, Step};
-use forager_node::worker::EnvFactory;
+use forager_node::worker::{EnvFactory, WriteEvidence};
 use forager_protocol::result::NetworkSummary;
 use forager_protocol::wire::PageInfo;
 use forager_protocol::{Action, Fingerprint, Locator, RiskClass, Target, TaskSpec};
@@ -205,6 +205,28 @@ impl EnvFactory for SimFactory {
     /// A simulated page has no pixels.
     async fn screenshot(_env: &SimBrowser) -> Option<Vec<u8>> {
         None
+    }
+
+    /// A simulated page is its identity: its digest is the evidence.
+    fn evidence(env: &SimBrowser, after: Fingerprint) -> Option<WriteEvidence> {
+        env.pages.contains_key(&after).then(|| WriteEvidence {
+            page_digest: forager_protocol::digest::Digest32::of(&after.0),
+            screenshot: None,
+        })
+    }
+
+    async fn after_check(
+        _env: &mut SimBrowser,
+        _check: &forager_protocol::task::AfterCheck,
+    ) -> Result<bool, EnvError> {
+        Err(EnvError::Other(
+            "a simulated site has no pages to load by URL".into(),
+        ))
+    }
+
+    /// A simulated site keeps no state between sessions: nothing to reset.
+    async fn reset_site(_env: &mut SimBrowser) -> Result<(), EnvError> {
+        Ok(())
     }
 }
 

@@ -89,6 +89,8 @@ impl SimEnvironment {
             location: self.tables.locations[state.page as usize],
             // Sites of a family share their page tree: a path is a kind of page.
             page_family: self.tables.locations[state.page as usize].rotate_left(17),
+            logged_in: false,
+            session_lost: false,
             transient: page.kind == PageKind::Glitch,
         }
     }

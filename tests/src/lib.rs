@@ -57,6 +57,7 @@ pub fn run_forager(args: &[&str], limit: Duration) -> Output {
     child.wait_with_output().expect("output readable")
 }
 
+pub mod app;
 pub mod bench;
 pub mod sites;
 

@@ -7,12 +7,13 @@ use forager_node::net::{
     Network, NetworkConfig, NetworkEvent, NodeIdentity, Role, format_cluster_key,
 };
 use forager_node::worker::WorkerConfig;
+use forager_protocol::digest::Digest32;
 use forager_protocol::result::{RunResult, Status};
 use forager_protocol::signing::{Domain, Signed};
 use forager_protocol::trajectory::{Cost, VECTOR_DIM};
 use forager_protocol::wire::{
-    Announcement, FoundPath, KnownLocation, KnownState, Message, ProgressReport, RefusalReason,
-    SyncRequest, TaskId, TaskState,
+    Announcement, FoundPath, KnownLocation, KnownState, Message, ProgressAnswer, ProgressReport,
+    RefusalReason, StepSeen, SyncRequest, TaskId, TaskState,
 };
 use forager_queen::cluster::{loopback, spawn_node, spawn_queen, wait_for_peers};
 use forager_queen::coordinator::QueenConfig;
@@ -661,11 +662,42 @@ async fn a_node_faking_a_success_does_not_win() {
                         actions: 1,
                         replayed: 0,
                         cost: Cost::default(),
-                        successes: vec![FoundPath {
-                            fingerprints: vec![forager_protocol::Fingerprint([7; 16]); fake.len()],
-                            risks: vec![forager_protocol::RiskClass::ReadOnly; fake.len()],
-                            actions: fake,
-                        }],
+                        successes: vec![
+                            FoundPath::new(
+                                fake.clone(),
+                                vec![forager_protocol::Fingerprint([7; 16]); fake.len()],
+                                vec![forager_protocol::RiskClass::ReadOnly; fake.len()],
+                            ),
+                            // A claimed write at the end, "evidence" and all: what it says of
+                            // the pages before the write is checked, and is false.
+                            FoundPath {
+                                seen: fake
+                                    .iter()
+                                    .map(|_| StepSeen {
+                                        family: Some(forager_protocol::Fingerprint([9; 16])),
+                                        heading: Some("Made up".into()),
+                                        url: "sim://made-up".into(),
+                                        title: "Made up".into(),
+                                        page_digest: Some(Digest32([1; 32])),
+                                        screenshot: None,
+                                    })
+                                    .collect(),
+                                ..FoundPath::new(
+                                    fake.clone(),
+                                    vec![forager_protocol::Fingerprint([8; 16]); fake.len()],
+                                    fake.iter()
+                                        .enumerate()
+                                        .map(|(i, _)| {
+                                            if i + 1 == fake.len() {
+                                                forager_protocol::RiskClass::DraftWrite
+                                            } else {
+                                                forager_protocol::RiskClass::ReadOnly
+                                            }
+                                        })
+                                        .collect(),
+                                )
+                            },
+                        ],
                         approvals: Vec::new(),
                         exhausted: false,
                         error: None,
@@ -687,9 +719,11 @@ async fn a_node_faking_a_success_does_not_win() {
                             .collect(),
                         tree: Default::default(),
                     };
-                    Message::Progress(Box::new(
-                        Signed::new(liar_id.signing_key(), Domain::Report, report).expect("signs"),
-                    ))
+                    Message::Progress(Box::new(ProgressAnswer {
+                        report: Signed::new(liar_id.signing_key(), Domain::Report, report)
+                            .expect("signs"),
+                        screenshots: Vec::new(),
+                    }))
                 }
                 _ => Message::from(forager_protocol::wire::Refusal::new(
                     forager_protocol::wire::RefusalReason::NotServed,
@@ -736,6 +770,12 @@ async fn a_node_faking_a_success_does_not_win() {
             }
         }
     }
+    assert!(
+        journal.lines().any(|l| l.contains("not_reproduced")
+            && l.contains(&liar_peer)
+            && l.contains("family differs at step 1")),
+        "the claimed write's made-up pages were compared by family and refused"
+    );
     assert!(
         !journal
             .lines()

@@ -262,6 +262,7 @@ fn small_workflow(base: &str) -> Vec<u8> {
         verdict: None,
         healed_locator: None,
         healed_by: None,
+        verification: Default::default(),
     };
     let page = PageInfo {
         url: step.url.clone(),

@@ -15,6 +15,7 @@ use crate::policy::{DefaultPolicy, Policy, Proposals, TaskContext, location_of};
 use chromiumoxide::Browser;
 use forager_protocol::observation::Observation;
 use forager_protocol::submit::is_submit_shaped;
+use forager_protocol::task::AfterCheck;
 use forager_protocol::trajectory::Cost;
 use forager_protocol::verdict::{Verdict, VerdictOutcome, pre_pass};
 use forager_protocol::{Action, Fingerprint, RiskClass, TaskSpec};
@@ -45,6 +46,9 @@ pub struct EnvOptions {
     pub reuse_pages: bool,
     /// The validator's model tier; none configured by default.
     pub model: Option<Arc<dyn ModelValidator>>,
+    /// Whether a task's reset command (`TaskSpec::reset_cmd`) may run on this machine: off by
+    /// default for nodes (a task would run a shell command there), on for `forager explore`.
+    pub allow_reset: bool,
 }
 
 impl std::fmt::Debug for EnvOptions {
@@ -54,6 +58,7 @@ impl std::fmt::Debug for EnvOptions {
             .field("timeouts", &self.timeouts)
             .field("reuse_pages", &self.reuse_pages)
             .field("model", &self.model.is_some())
+            .field("allow_reset", &self.allow_reset)
             .finish()
     }
 }
@@ -66,6 +71,7 @@ impl Default for EnvOptions {
             init_script: None,
             reuse_pages: true,
             model: None,
+            allow_reset: false,
         }
     }
 }
@@ -91,8 +97,62 @@ pub struct EnvStats {
     pub back_misses: u64,
     /// Observations the policy proposed from.
     pub pages_read: u64,
+    /// Times the task's reset command ran.
+    pub resets: u64,
     /// Microseconds the policy spent preparing them (embedding their texts).
     pub reading_us: u64,
+}
+
+/// A page after a write, as the step that wrote left it.
+pub use crate::worker::WriteEvidence;
+
+/// SHA-256 of a page as read: its URL and accessibility snapshot.
+fn page_digest(observation: &Observation) -> forager_protocol::digest::Digest32 {
+    let mut text = observation.url.clone();
+    for line in &observation.snapshot {
+        text.push('\n');
+        text.push_str(line);
+    }
+    forager_protocol::digest::Digest32::of(text.as_bytes())
+}
+
+/// Runs a reset command with `sh -c`, bounded by [`RESET_TIMEOUT`]; a failure names the exit
+/// status and the end of its error output.
+async fn run_reset_command(command: &str) -> Result<(), EnvError> {
+    let mut child = tokio::process::Command::new("sh");
+    child
+        .args(["-c", command])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true);
+    let output = tokio::time::timeout(RESET_TIMEOUT, child.output())
+        .await
+        .map_err(|_| {
+            EnvError::ResetFailed(format!(
+                "the reset command ran longer than {} s",
+                RESET_TIMEOUT.as_secs()
+            ))
+        })?
+        .map_err(|e| EnvError::ResetFailed(format!("cannot run sh: {e}")))?;
+    if output.status.success() {
+        tracing::info!(%command, "site reset");
+        return Ok(());
+    }
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let tail: String = stderr
+        .trim()
+        .chars()
+        .rev()
+        .take(300)
+        .collect::<Vec<_>>()
+        .into_iter()
+        .rev()
+        .collect();
+    Err(EnvError::ResetFailed(format!(
+        "the reset command exited with {}: {tail}",
+        output.status
+    )))
 }
 
 /// URL, title and status of a state, for the result document.
@@ -157,11 +217,20 @@ pub struct ChromiumEnv {
     pages: HashMap<Fingerprint, PageSummary>,
     verdicts: HashMap<(Fingerprint, Fingerprint), Verdict>,
     heals: HashMap<(Fingerprint, Fingerprint), Heal>,
+    /// Pages past a write, as the step left them (oldest first, at most
+    /// [`MAX_EVIDENCE`]): what a verification that does not repeat the write attests.
+    evidence: std::collections::VecDeque<(Fingerprint, WriteEvidence)>,
     stats: EnvStats,
     root: Option<Fingerprint>,
     /// A tab being opened in the background, so that a restore need not wait for one.
     spare: Option<tokio::task::JoinHandle<Result<Tab, EnvError>>>,
 }
+
+/// Pages past a write an environment keeps the evidence of.
+const MAX_EVIDENCE: usize = 32;
+
+/// How long a task's reset command may run.
+const RESET_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(120);
 
 /// How many history entries a restore may go back before replaying instead.
 const MAX_BACK_STEPS: usize = 3;
@@ -193,6 +262,7 @@ impl ChromiumEnv {
             .map(|u| u.origin().ascii_serialization())
             .collect();
         let context = TaskContext {
+            area: crate::policy::Area::of(&task.start_url),
             goal: task.goal.clone(),
             inputs: task
                 .inputs
@@ -218,6 +288,7 @@ impl ChromiumEnv {
             pages: HashMap::new(),
             verdicts: HashMap::new(),
             heals: HashMap::new(),
+            evidence: std::collections::VecDeque::new(),
             stats: EnvStats::default(),
             root: None,
             spare: None,
@@ -388,15 +459,75 @@ impl ChromiumEnv {
     /// Whether these steps write (risk class 3 or more) on a site not declared resettable:
     /// states past them cannot be reached again by replay.
     fn writes(&self, steps: &[(Action, Fingerprint)]) -> bool {
-        !self.task.resettable
+        !self.task.replays_writes()
             && steps
                 .iter()
                 .any(|(a, _)| self.risk_of(a) >= RiskClass::DraftWrite)
     }
 
+    /// Whether a step `action` taken after `prefix` lands past a write on a site whose writes
+    /// are not repeated: its page is evidence.
+    fn past_write(&self, prefix: &[(Action, Fingerprint)], action: &Action) -> bool {
+        // The queen decides what a reproduction may execute by the same rule (the higher of
+        // the two readings), so every step it will attest has its evidence.
+        !self.task.replays_writes()
+            && std::iter::once(action)
+                .chain(prefix.iter().map(|(a, _)| a))
+                .any(|a| {
+                    self.risk_of(a)
+                        .max(forager_protocol::risk::classify_action(a))
+                        >= RiskClass::DraftWrite
+                })
+    }
+
+    fn keep_evidence(&mut self, state: Fingerprint, evidence: WriteEvidence) {
+        self.evidence.retain(|(f, _)| *f != state);
+        if self.evidence.len() >= MAX_EVIDENCE {
+            self.evidence.pop_front();
+        }
+        self.evidence.push_back((state, evidence));
+    }
+
+    /// The evidence kept for a state past a write.
+    pub fn evidence(&self, state: &Fingerprint) -> Option<&WriteEvidence> {
+        self.evidence
+            .iter()
+            .find(|(f, _)| f == state)
+            .map(|(_, e)| e)
+    }
+
+    /// Runs the task's reset command, if it has one: before any replay that executes writes.
+    pub async fn reset_site(&mut self) -> Result<(), EnvError> {
+        let Some(command) = &self.task.reset_cmd else {
+            return Ok(());
+        };
+        if !self.options.allow_reset {
+            return Err(EnvError::ResetFailed(
+                "this node does not run reset commands (start it with --allow-reset-cmd)".into(),
+            ));
+        }
+        run_reset_command(command).await?;
+        self.stats.resets += 1;
+        Ok(())
+    }
+
+    /// Loads `check.url` in the current tab (whose session the steps so far established) and
+    /// says whether the page shows `check.text`. The tab is spent: its state is no longer one
+    /// of the search's.
+    pub async fn after_check(&mut self, check: &AfterCheck) -> Result<bool, EnvError> {
+        let Some(live) = &mut self.current else {
+            return Err(EnvError::Other("no current page: restore first".into()));
+        };
+        live.dirty = true;
+        live.tab.navigate(&check.url).await?;
+        live.tab.settle().await?;
+        let (texts, _) = live.tab.check_dom(std::slice::from_ref(&check.text), &[]).await?;
+        Ok(texts.first().copied().unwrap_or(false))
+    }
+
     /// Refuses to replay a write on a site not declared resettable.
     fn check_replay(&mut self, actions: &[(Action, Fingerprint)]) -> Result<(), EnvError> {
-        if self.task.resettable {
+        if self.task.replays_writes() {
             return Ok(());
         }
         match actions
@@ -428,17 +559,11 @@ impl ChromiumEnv {
     }
 
     fn risk_of(&self, action: &Action) -> RiskClass {
-        self.risks.get(action).copied().unwrap_or_else(|| {
-            // Not proposed here (a prefix from another node): classify from the action alone.
-            forager_protocol::risk::classify(
-                action.shape(),
-                &forager_protocol::risk::RiskContext {
-                    accessible_name: action.target().map_or("", |t| t.name.as_str()),
-                    role: action.target().map_or("", |t| t.role.as_str()),
-                    ..Default::default()
-                },
-            )
-        })
+        // Not proposed here (a prefix from another node): classify from the action alone.
+        self.risks
+            .get(action)
+            .copied()
+            .unwrap_or_else(|| forager_protocol::risk::classify_action(action))
     }
 
     /// Carries out one action on a tab.
@@ -506,6 +631,11 @@ impl ChromiumEnv {
             auth,
             location: location_of(&observation.url),
             page_family: 0,
+            logged_in: observation
+                .elements
+                .iter()
+                .any(|e| crate::policy::ends_session(&e.name)),
+            session_lost: false,
             transient,
         };
         let summary = self
@@ -634,6 +764,34 @@ impl ChromiumEnv {
             self.heals.insert((before, observation.fingerprint), heal);
         }
         let same = observation.fingerprint == before && !performed.new_document;
+        // Logged out (by its control, or landed on a login form), unless the goal asks for it.
+        let login_form = observation
+            .elements
+            .iter()
+            .any(|e| e.input_type == "password");
+        let by_logout = action
+            .target()
+            .is_some_and(|t| crate::policy::ends_session(&t.name));
+        state.session_lost = live.state.logged_in
+            && !state.logged_in
+            && (by_logout || login_form)
+            && !crate::policy::ends_session(&self.task.goal);
+        if !same && self.past_write(&live.prefix, action) {
+            // The only time this page can be seen: a verification will not repeat the write.
+            let screenshot = live
+                .tab
+                .screenshot()
+                .await
+                .inspect_err(|error| tracing::warn!(%error, "no screenshot of a write"))
+                .ok();
+            self.keep_evidence(
+                observation.fingerprint,
+                WriteEvidence {
+                    page_digest: page_digest(&observation),
+                    screenshot,
+                },
+            );
+        }
         if same {
             // Nothing the fingerprint sees changed. If no handler of the page ran either, the
             // page is where it was (a click on a text field, on plain text): the tab stays at
@@ -768,6 +926,13 @@ impl ChromiumEnv {
     ) -> Result<Step, EnvError> {
         self.stats.cache_misses += 1;
         self.check_replay(prefix)?;
+        if self.task.reset_cmd.is_some()
+            && prefix
+                .iter()
+                .any(|(a, _)| self.risk_of(a) >= RiskClass::DraftWrite)
+        {
+            self.reset_site().await?;
+        }
         if let Some(previous) = self.current.take() {
             self.park(previous).await;
         }
@@ -921,5 +1086,17 @@ impl crate::worker::EnvFactory for ChromiumFactory {
             .await
             .inspect_err(|error| tracing::warn!(%error, "no screenshot of this step"))
             .ok()
+    }
+
+    fn evidence(env: &ChromiumEnv, after: Fingerprint) -> Option<WriteEvidence> {
+        env.evidence(&after).cloned()
+    }
+
+    async fn after_check(env: &mut ChromiumEnv, check: &AfterCheck) -> Result<bool, EnvError> {
+        env.after_check(check).await
+    }
+
+    async fn reset_site(env: &mut ChromiumEnv) -> Result<(), EnvError> {
+        env.reset_site().await
     }
 }

@@ -113,6 +113,8 @@ impl Graph {
             auth: 0.0,
             location: u64::from(self.alias.get(&state).copied().unwrap_or(state)),
             page_family: 0,
+            logged_in: false,
+            session_lost: false,
             transient: false,
         }
     }

@@ -932,6 +932,10 @@ impl<A: Clone> Search<A> {
                 self.prune(child, PruneReason::DeadEnd);
                 return (child, false);
             }
+            if step.state.session_lost {
+                self.prune(child, PruneReason::SessionLost);
+                return (child, false);
+            }
             match self.redundancy(child) {
                 // A change only the page's script holds: kept, a few in a row at most. It
                 // shares its parent's fingerprint, so it owns no state of its own.
@@ -993,6 +997,8 @@ impl<A: Clone> Search<A> {
                     auth: 0.0,
                     location: 0,
                     page_family: 0,
+                    logged_in: false,
+                    session_lost: false,
                     transient: false,
                 },
                 cost: *cost,

@@ -216,7 +216,8 @@ pub struct SimulateArgs {
 #[derive(Debug, Args)]
 pub struct TaskArgs {
     /// A task file (TOML or JSON, the fields of a task: start_url, goal, success, failure,
-    /// inputs, budget, risk_ceiling, weights, seed, allowed_origins, resettable, family).
+    /// inputs, budget, risk_ceiling, weights, seed, allowed_origins, resettable, family,
+    /// verify = { url, text }, reset_cmd).
     /// Flags given as well override the file.
     #[arg(long, value_name = "FILE")]
     pub task: Option<PathBuf>,
@@ -273,6 +274,20 @@ pub struct TaskArgs {
     /// Declare the site resettable (a sandbox): paths with writes may be replayed.
     #[arg(long)]
     pub resettable: bool,
+    /// A shell command that restores the site (a staging database snapshot, say), run before
+    /// each replay of a path with writes; with it the site counts as resettable and the
+    /// verification executes every step again. `forager node` runs it only when started
+    /// with --allow-reset-cmd.
+    #[arg(long, value_name = "CMD")]
+    pub reset_cmd: Option<String>,
+    /// A page that shows the task's effect (the list that now holds the new record): on a
+    /// site whose writes are not repeated, the verification loads it, read-only, after the
+    /// steps before the first write, and requires --verify-text there.
+    #[arg(long, value_name = "URL", requires = "verify_text")]
+    pub verify_url: Option<String>,
+    /// The text --verify-url must show.
+    #[arg(long, value_name = "TEXT", requires = "verify_url")]
+    pub verify_text: Option<String>,
     /// Wall-clock limit in seconds.
     #[arg(long, value_name = "SECS")]
     pub timeout: Option<u32>,
@@ -379,6 +394,11 @@ pub struct NodeArgs {
     /// Branch searches at once.
     #[arg(long, default_value_t = 2)]
     pub concurrency: usize,
+    /// Run the reset commands of tasks (`reset_cmd`, a shell command from whoever submits to
+    /// the queen) on this machine. Off: such a task's replays of writes fail with a named
+    /// reason.
+    #[arg(long)]
+    pub allow_reset_cmd: bool,
     /// How the search reads pages.
     #[command(flatten)]
     pub embedder: EmbedderArgs,

@@ -150,7 +150,10 @@ pub fn node(args: &NodeArgs, runtime: &tokio::runtime::Runtime) -> anyhow::Resul
                 pool = Some(browser.clone());
                 let factory = ChromiumFactory {
                     pool: browser,
-                    options: EnvOptions::default(),
+                    options: EnvOptions {
+                        allow_reset: args.allow_reset_cmd,
+                        ..EnvOptions::default()
+                    },
                     model,
                 };
                 spawn_node(&identity, config, replica, Arc::new(factory), worker).await?

@@ -126,6 +126,8 @@ fn result_of(workflow: &Workflow, run: &ReplayRun, wall_ms: u64) -> RunResult {
             verdict: done.verdict.clone(),
             healed_locator: done.heal.as_ref().map(|h| h.index),
             healed_by: done.heal.as_ref().map(|h| h.locator.clone()),
+            // A replay executes every step itself.
+            verification: Default::default(),
         })
         .collect();
     let passed = run.failure.is_none() && steps.len() == workflow.steps.len();

@@ -223,6 +223,8 @@ impl Embedded {
                 options: EnvOptions {
                     cache_capacity: options.page_cache,
                     init_script: options.init_script.clone(),
+                    // The user's own machine runs the user's own reset command.
+                    allow_reset: true,
                     ..EnvOptions::default()
                 },
                 model: options.model.clone(),

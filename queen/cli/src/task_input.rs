@@ -112,6 +112,15 @@ pub fn build_task(args: &TaskArgs) -> Result<TaskSpec, BadInput> {
     task.allowed_origins
         .extend(args.allow_origins.iter().cloned());
     task.resettable |= args.resettable;
+    if let Some(command) = &args.reset_cmd {
+        task.reset_cmd = Some(command.clone());
+    }
+    if let (Some(url), Some(text)) = (&args.verify_url, &args.verify_text) {
+        task.verify = Some(forager_protocol::task::AfterCheck {
+            url: url.clone(),
+            text: text.clone(),
+        });
+    }
     task.validate().map_err(|e| BadInput(e.to_string()))?;
     Ok(task)
 }

@@ -15,6 +15,8 @@ pub fn run(dir: &Path, json: bool) -> anyhow::Result<std::process::ExitCode> {
                 "steps": v.steps,
                 "found_by": v.found_by,
                 "reproduced_by": v.reproduced_by,
+                "reproduced_steps": v.reproduced_steps,
+                "after_check": v.after_check,
                 "queen": v.queen,
                 "files": v.files,
             }),
@@ -38,8 +40,22 @@ pub fn run(dir: &Path, json: bool) -> anyhow::Result<std::process::ExitCode> {
     Ok(match outcome {
         Ok(v) => {
             if !json {
+                let attested = if v.reproduced_steps < v.steps {
+                    let check = match v.after_check {
+                        Some(true) => "; the after-check page showed the effect",
+                        _ => "; no after-check: the finder's word",
+                    };
+                    format!(
+                        " (steps 1-{}; steps {}-{} attested by the finder's signed evidence{check})",
+                        v.reproduced_steps,
+                        v.reproduced_steps + 1,
+                        v.steps
+                    )
+                } else {
+                    String::new()
+                };
                 println!(
-                    "verified: {} ({} steps)\n  task {}\n  found by {}\n  reproduced by {}\n  signed by queen {}\n  files: {}",
+                    "verified: {} ({} steps)\n  task {}\n  found by {}\n  reproduced by {}{attested}\n  signed by queen {}\n  files: {}",
                     v.goal,
                     v.steps,
                     v.task_id,

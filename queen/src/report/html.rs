@@ -6,7 +6,7 @@
 
 use super::tree::{peer_colour, tree_svg};
 use super::view::{RunView, clip, short_peer};
-use forager_protocol::result::{ResultStep, RunResult, Status};
+use forager_protocol::result::{ResultStep, RunResult, Status, StepVerification};
 use forager_protocol::verdict::VerdictOutcome;
 use forager_protocol::workflow::Workflow;
 use forager_protocol::{Action, FillValue};
@@ -158,7 +158,9 @@ pub(super) fn narration(step: &ResultStep) -> Markup {
 }
 
 /// The steps' table, one `tr.step-row` per step.
-fn step_rows(steps: &[ResultStep], screenshots: &[Option<Vec<u8>>]) -> Markup {
+/// `verified`: the steps of a cluster's verified path (each says whether it was reproduced or
+/// attested); a replay's steps were all executed by the replay itself.
+fn step_rows(steps: &[ResultStep], screenshots: &[Option<Vec<u8>>], verified: bool) -> Markup {
     let total: u64 = steps.iter().map(|s| s.cost_ms).sum::<u64>().max(1);
     html! {
         table #steps {
@@ -185,6 +187,20 @@ fn step_rows(steps: &[ResultStep], screenshots: &[Option<Vec<u8>>]) -> Markup {
                             div.healed.small {
                                 "healed: the target was found by locator " (index + 1)
                                 " of its chain, " code { (locator) }
+                            }
+                        }
+                        @if verified {
+                            @match step.verification {
+                                StepVerification::Reproduced => {
+                                    div.small.verification { "reproduced: executed again by another node" }
+                                }
+                                StepVerification::Attested => {
+                                    div.small.verification.attested {
+                                        "attested: not executed again (a write, or after one, on \
+                                         a site that must not see it twice); the finder's signed \
+                                         evidence stands for it"
+                                    }
+                                }
                             }
                         }
                     }
@@ -405,7 +421,7 @@ pub(super) fn run_page(
             @if result.steps.is_empty() {
                 p.muted { "No path: the run did not pass." }
             } @else {
-                (step_rows(&result.steps, screenshots))
+                (step_rows(&result.steps, screenshots, true))
             }
         }
         (time_section(view, result))
@@ -456,7 +472,7 @@ pub(super) fn replay_page(
         }
         section #path {
             h2 { "The steps" }
-            (step_rows(&result.steps, screenshots))
+            (step_rows(&result.steps, screenshots, false))
         }
     };
     page(

@@ -216,6 +216,7 @@ mod tests {
             verdict: None,
             healed_locator: None,
             healed_by: None,
+            verification: Default::default(),
         }
     }
 
@@ -301,6 +302,8 @@ mod tests {
                     finder: "peer-a".into(),
                     verifier: "peer-b".into(),
                     actions: Vec::new(),
+                    steps: Vec::new(),
+                    after_check: None,
                 },
             ),
         ];
@@ -451,6 +454,8 @@ mod tests {
                     finder: peer.clone(),
                     verifier: peer.clone(),
                     actions: Vec::new(),
+                    steps: Vec::new(),
+                    after_check: None,
                 },
             ),
         ];
