@@ -565,8 +565,16 @@ impl<E: Embedder> Policy for DefaultPolicy<E> {
                 dialog_text: "",
             };
             let risk = risk::classify(ActionShape::Click, &context);
+            // A text field's label only focuses the field, which the form's fill does anyway
+            // (a checkbox's label toggles it: that click matters).
+            let focuses_only = element.tag == "label"
+                && observation
+                    .elements
+                    .iter()
+                    .any(|e| is_text_field(e) && e.name == element.name);
             let affinity = (self.mixed_affinity(&goal, &task.goal, element) + positions[index])
-                * keeps_course(element, task, &observation.url);
+                * keeps_course(element, task, &observation.url)
+                * if focuses_only { 0.1 } else { 1.0 };
             let target = element
                 .href
                 .as_deref()

@@ -521,7 +521,10 @@ impl ChromiumEnv {
         live.dirty = true;
         live.tab.navigate(&check.url).await?;
         live.tab.settle().await?;
-        let (texts, _) = live.tab.check_dom(std::slice::from_ref(&check.text), &[]).await?;
+        let (texts, _) = live
+            .tab
+            .check_dom(std::slice::from_ref(&check.text), &[])
+            .await?;
         Ok(texts.first().copied().unwrap_or(false))
     }
 

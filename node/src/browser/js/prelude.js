@@ -10,6 +10,9 @@ const visible = (el) => {
   if (!el.isConnected) return false;
   const rect = el.getBoundingClientRect();
   if (rect.width <= 0 || rect.height <= 0) return false;
+  // Parked above or left of the document ("Skip to main content" until focused): no scroll
+  // brings it under a pointer.
+  if (rect.bottom + window.scrollY <= 0 || rect.right + window.scrollX <= 0) return false;
   const style = getComputedStyle(el);
   if (style.visibility === "hidden" || style.display === "none" || style.opacity === "0") {
     return false;
