@@ -1297,13 +1297,14 @@ async fn replay<F: EnvFactory>(
                         .filter(|bytes| used + bytes.len() <= SCREENSHOT_BUDGET);
                     report.screenshots.push(shot.as_deref().map(Digest32::of));
                     screenshots.push(shot.unwrap_or_default());
-                    if report.divergence.is_none()
-                        && let Some(detail) = differs(path, i, step.state.fingerprint, &page)
-                    {
+                    let diverged = differs(path, i, step.state.fingerprint, &page);
+                    report.pages.push(page);
+                    if let Some(detail) = diverged {
+                        // Not the finder's page: what follows would act on another page.
                         report.divergence = Some(i as u32);
                         report.divergence_detail = Some(detail);
+                        break;
                     }
-                    report.pages.push(page);
                 }
                 if partial
                     && report.divergence.is_none()

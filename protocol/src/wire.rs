@@ -477,14 +477,15 @@ pub fn judge_reproduction(
     reproducible: usize,
     report: &ReplayReport,
 ) -> Result<Option<bool>, String> {
-    if let Some(error) = &report.error {
-        return Err(error.clone());
-    }
+    // The first thing that went wrong: a divergence comes before any error after it.
     if let Some(step) = report.divergence {
         return Err(report
             .divergence_detail
             .clone()
             .unwrap_or_else(|| format!("diverged at step {}", step + 1)));
+    }
+    if let Some(error) = &report.error {
+        return Err(error.clone());
     }
     if (report.executed as usize) < reproducible {
         return Err(format!(
@@ -499,6 +500,14 @@ pub fn judge_reproduction(
         } else {
             Err("the success predicates did not hold".into())
         };
+    }
+    if reproducible == 0 && task.verify.is_none() {
+        // Nothing another node saw would stand behind it: that is no verification.
+        return Err(format!(
+            "its first step ({}) writes, nothing before it can be executed again, and the \
+             task has no after-check (--verify-url): only the finder's word stands for it",
+            path.actions[0].label()
+        ));
     }
     for i in reproducible..steps {
         let writes = path.risks.get(i).copied().unwrap_or(RiskClass::ReadOnly)
@@ -869,6 +878,26 @@ pub(crate) mod tests {
         assert_eq!(
             judge_reproduction(&task, &path, 1, &diverged),
             Err("family differs at step 1: heading \"A\" vs \"B\"".into())
+        );
+        // A path that writes at once has nothing reproduced: only an after-check stands for it.
+        let at_once = FoundPath {
+            seen: vec![seen(2, true)],
+            ..FoundPath::new(
+                vec![click("Save")],
+                vec![Fingerprint([2; 16])],
+                vec![RiskClass::DraftWrite],
+            )
+        };
+        assert_eq!(at_once.reproducible_steps(&task), 0);
+        assert_eq!(
+            judge_reproduction(&task, &at_once, 0, &replayed(0, false, Some(true))),
+            Ok(Some(true))
+        );
+        let mut unchecked = task.clone();
+        unchecked.verify = None;
+        assert!(
+            judge_reproduction(&unchecked, &at_once, 0, &replayed(0, false, None))
+                .is_err_and(|r| r.contains("only the finder's word"))
         );
         // A sandbox: every step again, and the predicates must hold at the end.
         task.reset_cmd = Some("true".into());

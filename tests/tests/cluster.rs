@@ -652,6 +652,9 @@ async fn a_node_faking_a_success_does_not_win() {
                 Message::Assign(assignment) => {
                     let mut fake = assignment.prefix.clone();
                     fake.extend(assignment.prefix.iter().cloned());
+                    // Another path (one the queen has not seen), ending in a claimed write.
+                    let mut written = fake.clone();
+                    written.extend(assignment.prefix.iter().cloned());
                     let report = ProgressReport {
                         task: assignment.task_id,
                         branch: assignment.branch,
@@ -671,7 +674,7 @@ async fn a_node_faking_a_success_does_not_win() {
                             // A claimed write at the end, "evidence" and all: what it says of
                             // the pages before the write is checked, and is false.
                             FoundPath {
-                                seen: fake
+                                seen: written
                                     .iter()
                                     .map(|_| StepSeen {
                                         family: Some(forager_protocol::Fingerprint([9; 16])),
@@ -683,12 +686,13 @@ async fn a_node_faking_a_success_does_not_win() {
                                     })
                                     .collect(),
                                 ..FoundPath::new(
-                                    fake.clone(),
-                                    vec![forager_protocol::Fingerprint([8; 16]); fake.len()],
-                                    fake.iter()
+                                    written.clone(),
+                                    vec![forager_protocol::Fingerprint([8; 16]); written.len()],
+                                    written
+                                        .iter()
                                         .enumerate()
                                         .map(|(i, _)| {
-                                            if i + 1 == fake.len() {
+                                            if i + 1 == written.len() {
                                                 forager_protocol::RiskClass::DraftWrite
                                             } else {
                                                 forager_protocol::RiskClass::ReadOnly
@@ -774,7 +778,12 @@ async fn a_node_faking_a_success_does_not_win() {
         journal.lines().any(|l| l.contains("not_reproduced")
             && l.contains(&liar_peer)
             && l.contains("family differs at step 1")),
-        "the claimed write's made-up pages were compared by family and refused"
+        "the claimed write's made-up pages were compared by family and refused: {:?}",
+        journal
+            .lines()
+            .filter(|l| l.contains("not_reproduced"))
+            .map(|l| l.chars().take(400).collect::<String>())
+            .collect::<Vec<_>>()
     );
     assert!(
         !journal

@@ -71,11 +71,56 @@ async fn a_second_run_recalls_the_first_runs_success_and_follows_it() {
         "the memory never voted: {:?}",
         second_result.metrics
     );
+    // The remembered route was followed: in the tree that found the success, every step
+    // below the branch carries the memory's vote and was its parent's first child. (Action
+    // counts are no measure here: the nodes' parallel workers spend what timing gives them.)
+    let journal = std::fs::read_to_string(second.out.join("events.jsonl")).expect("journal");
+    let mut nodes = std::collections::BTreeMap::new();
+    for event in journal
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|e| e["event"] == "report")
+    {
+        let tree = &event["tree"];
+        for node in tree["nodes"].as_array().into_iter().flatten() {
+            let key = (
+                event["node"].to_string(),
+                event["branch"].as_u64(),
+                tree["instance"].as_u64(),
+            );
+            nodes.insert((key, node["id"].as_u64()), node.clone());
+        }
+    }
+    let (success_key, _) = nodes
+        .iter()
+        .find(|(_, n)| n["status"] == "success")
+        .expect("the success is in a reported tree");
+    let tree = success_key.0.clone();
+    let mut at = success_key.1;
+    let mut followed = 0;
+    while let Some(node) = nodes.get(&(tree.clone(), at)) {
+        let Some(parent) = node["parent"].as_u64() else {
+            break;
+        };
+        assert!(
+            node["replay"].as_f64().is_some_and(|r| r > 0.0),
+            "a step of the winning path without the memory's vote: {node}"
+        );
+        let first_child = nodes
+            .iter()
+            .filter(|((t, _), n)| *t == tree && n["parent"].as_u64() == Some(parent))
+            .filter_map(|((_, id), _)| *id)
+            .min();
+        assert_eq!(
+            first_child, at,
+            "the remembered action was tried first: {node}"
+        );
+        followed += 1;
+        at = Some(parent);
+    }
     assert!(
-        second_result.metrics.actions <= first_result.metrics.actions,
-        "with memory {} actions, without {}",
-        second_result.metrics.actions,
-        first_result.metrics.actions
+        followed >= 1,
+        "the path below the branch follows the memory"
     );
     // The report shows it: the votes as R on the tree, and the count of pages.
     let report = std::fs::read_to_string(second.out.join("report.html")).expect("a report");
