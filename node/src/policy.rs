@@ -293,6 +293,21 @@ pub fn ends_session(name: &str) -> bool {
     .any(|w| words.contains(w))
 }
 
+/// Whether a control's name (or a goal) speaks of how pages look rather than what they hold:
+/// a theme, dark or light mode, the font size, contrast.
+pub fn is_presentation(name: &str) -> bool {
+    let name = name.to_lowercase();
+    [
+        "theme",
+        "dark mode",
+        "light mode",
+        "font size",
+        "high contrast",
+    ]
+    .iter()
+    .any(|w| name.contains(w))
+}
+
 /// How much a control that keeps the task's session and area is preferred to one that does
 /// not, in [0, 1]: ending the session, switching the theme or the language, or leaving the
 /// start page's part of the site ("View site" from /admin/) is tried last unless the goal
@@ -313,16 +328,7 @@ fn keeps_course(element: &Element, task: &TaskContext, page_url: &str) -> f64 {
     if ends_session(&name) && !ends_session(&goal) {
         return 0.1;
     }
-    let presentation = [
-        "theme",
-        "dark mode",
-        "light mode",
-        "font size",
-        "high contrast",
-    ];
-    if presentation.iter().any(|w| name.contains(w))
-        && !presentation.iter().any(|w| goal.contains(w))
-    {
+    if is_presentation(&name) && !is_presentation(&goal) {
         return 0.1;
     }
     if (name.contains("language") || element.role == "combobox" && name.contains("lang"))

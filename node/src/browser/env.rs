@@ -465,6 +465,35 @@ impl ChromiumEnv {
                 .any(|(a, _)| self.risk_of(a) >= RiskClass::DraftWrite)
     }
 
+    /// Whether `action` took the page from `before` to `after` without changing what it holds:
+    /// only fields marked invalid (a submission the browser refused for empty required
+    /// fields), or, for a presentation control the goal does not ask for (a theme toggle), a
+    /// page of the same family.
+    fn only_presentation(
+        &self,
+        before: &Observation,
+        after: &Observation,
+        action: &Action,
+    ) -> bool {
+        if before.url != after.url {
+            return false;
+        }
+        let validity_aside = |o: &Observation| -> Vec<String> {
+            o.snapshot
+                .iter()
+                .map(|l| l.replace(" invalid", ""))
+                .collect()
+        };
+        if validity_aside(before) == validity_aside(after) {
+            return true;
+        }
+        let presentation = action
+            .target()
+            .is_some_and(|t| crate::policy::is_presentation(&t.name))
+            && !crate::policy::is_presentation(&self.task.goal);
+        presentation && PageSummary::of(before).family == PageSummary::of(after).family
+    }
+
     /// Whether a step `action` taken after `prefix` lands past a write on a site whose writes
     /// are not repeated: its page is evidence.
     fn past_write(&self, prefix: &[(Action, Fingerprint)], action: &Action) -> bool {
@@ -767,6 +796,22 @@ impl ChromiumEnv {
             self.heals.insert((before, observation.fingerprint), heal);
         }
         let same = observation.fingerprint == before && !performed.new_document;
+        if !same
+            && !performed.new_document
+            && self.only_presentation(&live.observation, &observation, action)
+        {
+            // The page changed only how it looks (a theme) or which fields it marks invalid
+            // after an empty submission: no progress. The tab stays at its state.
+            live.observation = observation;
+            live.proposals = proposals;
+            let state = live.state;
+            self.current = Some(live);
+            return Ok(Step {
+                state,
+                cost: cost_since(started),
+                executed: 1,
+            });
+        }
         // Logged out (by its control, or landed on a login form), unless the goal asks for it.
         let login_form = observation
             .elements
