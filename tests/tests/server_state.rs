@@ -152,12 +152,17 @@ async fn with_a_reset_command_the_reproduction_executes_every_step() {
 }
 
 /// A peer that claims, on every assignment, a success whose only step is a write it says it
-/// made, with made-up evidence.
+/// made, with made-up evidence. Its peer id sorts above `above`: the queen hands its first
+/// branch to the highest idle peer, so the lie is in before the honest node's search can
+/// exhaust the task.
 async fn lying_peer(
     key: [u8; 32],
     queen: Vec<libp2p::Multiaddr>,
+    above: libp2p::PeerId,
 ) -> (Network, libp2p::PeerId, tokio::task::JoinHandle<()>) {
-    let identity = NodeIdentity::generate();
+    let identity = std::iter::repeat_with(NodeIdentity::generate)
+        .find(|identity| identity.peer_id() > above)
+        .expect("ids are random");
     let (network, mut events) = Network::start(
         &identity,
         NetworkConfig {
@@ -281,7 +286,7 @@ async fn a_claimed_write_the_after_check_does_not_show_is_refused() {
     )
     .await
     .expect("node");
-    let (liar, liar_peer, liar_task) = lying_peer(key, queen.addresses.clone()).await;
+    let (liar, liar_peer, liar_task) = lying_peer(key, queen.addresses.clone(), honest.peer).await;
     wait_for_peers(&queen.network, Role::Node, 2, Duration::from_secs(20))
         .await
         .expect("two nodes");
@@ -324,7 +329,12 @@ async fn a_claimed_write_the_after_check_does_not_show_is_refused() {
             && e["reason"]
                 .as_str()
                 .is_some_and(|r| r.contains("does not show \"editors\""))),
-        "the after-check refused the claim: {refused:?}"
+        "the after-check refused the claim: {refused:?}; {result:?}\n{}",
+        journal
+            .lines()
+            .map(|l| l.chars().take(300).collect::<String>())
+            .collect::<Vec<_>>()
+            .join("\n")
     );
     assert!(journal_event(&journal, "verified").is_empty());
     assert_eq!(app.groups_named("editors"), 0);
@@ -386,4 +396,88 @@ async fn logging_out_is_a_lost_session_unless_the_goal_asks_for_it() {
     pool.shutdown().await;
     assert_no_chromium_left(&prefix);
     app.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reset_command_runs_only_where_allowed_and_its_failure_is_named() {
+    let dir = tempfile::tempdir().expect("dir");
+    let marker = dir.path().join("reset-ran");
+    let env_for = |command: &str, allow_reset: bool| {
+        let mut task = TaskSpec::new(
+            "http://127.0.0.1:1/",
+            "anything",
+            vec![SuccessPredicate::TextPresent("x".into())],
+        );
+        task.reset_cmd = Some(command.into());
+        // The pool launches Chromium only when a tab is opened: these calls open none.
+        let pool = BrowserPool::new(BrowserOptions {
+            profile_prefix: unique_prefix("reset"),
+            ..BrowserOptions::default()
+        });
+        ChromiumEnv::new(
+            pool,
+            Arc::new(task),
+            EnvOptions {
+                allow_reset,
+                ..EnvOptions::default()
+            },
+        )
+        .expect("env")
+    };
+    let touch = format!("touch '{}'", marker.display());
+    let refused = env_for(&touch, false).reset_site().await;
+    assert!(
+        matches!(&refused, Err(forager_node::environment::EnvError::ResetFailed(why)) if why.contains("--allow-reset-cmd")),
+        "{refused:?}"
+    );
+    assert!(!marker.exists(), "a node that was not allowed ran it");
+    env_for(&touch, true).reset_site().await.expect("runs");
+    assert!(marker.exists());
+    let failed = env_for("echo 'no snapshot here' >&2; exit 3", true)
+        .reset_site()
+        .await;
+    assert!(
+        matches!(&failed, Err(forager_node::environment::EnvError::ResetFailed(why))
+            if why.contains("exit status: 3") && why.contains("no snapshot here")),
+        "{failed:?}"
+    );
+}
+
+#[test]
+fn an_after_check_needs_both_flags_and_a_page_of_the_task() {
+    let half = run_forager(
+        &[
+            "explore",
+            "--url",
+            "http://127.0.0.1:1/",
+            "--goal",
+            "g",
+            "--success-text",
+            "x",
+            "--verify-url",
+            "http://127.0.0.1:1/list",
+        ],
+        Duration::from_secs(60),
+    );
+    assert_eq!(half.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&half.stderr).contains("--verify-text"));
+    let elsewhere = run_forager(
+        &[
+            "explore",
+            "--url",
+            "http://127.0.0.1:1/",
+            "--goal",
+            "g",
+            "--success-text",
+            "x",
+            "--verify-url",
+            "http://127.0.0.2:1/list",
+            "--verify-text",
+            "editors",
+        ],
+        Duration::from_secs(60),
+    );
+    assert_eq!(elsewhere.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&elsewhere.stderr);
+    assert!(stderr.contains("verify.url"), "{stderr}");
 }
