@@ -435,13 +435,9 @@ impl StepSeen {
         PageInfo {
             url: self.url.clone(),
             title: self.title.clone(),
-            verdict: None,
-            healed_locator: None,
-            healed_by: None,
             family: self.family,
             heading: self.heading.clone(),
-            cost_ms: 0,
-            value_hint: 0.0,
+            ..PageInfo::default()
         }
     }
 }
@@ -451,17 +447,7 @@ impl StepSeen {
 pub fn verified_pages(replay: &ReplayReport, path: &FoundPath, reproduced: usize) -> Vec<PageInfo> {
     let mut pages: Vec<PageInfo> = replay.pages.iter().take(reproduced).cloned().collect();
     for i in pages.len()..path.actions.len() {
-        pages.push(path.seen.get(i).map(StepSeen::page).unwrap_or(PageInfo {
-            url: String::new(),
-            title: String::new(),
-            verdict: None,
-            healed_locator: None,
-            healed_by: None,
-            family: None,
-            heading: None,
-            cost_ms: 0,
-            value_hint: 0.0,
-        }));
+        pages.push(path.seen.get(i).map(StepSeen::page).unwrap_or_default());
     }
     pages
 }
@@ -560,7 +546,7 @@ pub struct ReplayRequest {
 }
 
 /// What a reproduction saw at one step.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct PageInfo {
     /// The URL.
     pub url: String,

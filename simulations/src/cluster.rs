@@ -179,17 +179,7 @@ impl EnvFactory for SimFactory {
     }
 
     fn step_info(env: &SimBrowser, _before: Fingerprint, after: Fingerprint) -> PageInfo {
-        env.pages.get(&after).cloned().unwrap_or(PageInfo {
-            url: String::new(),
-            title: String::new(),
-            verdict: None,
-            healed_locator: None,
-            healed_by: None,
-            family: None,
-            heading: None,
-            cost_ms: 0,
-            value_hint: 0.0,
-        })
+        env.pages.get(&after).cloned().unwrap_or_default()
     }
 
     fn counters(_env: &SimBrowser) -> forager_protocol::wire::BranchCounters {

@@ -321,3 +321,64 @@ pub async fn forager_env(test: &str, args: &[&str], env: &[(&str, &str)]) -> Run
         prefix,
     }
 }
+
+/// A lying node for the cluster tests: a real peer with the cluster key that answers every
+/// assignment with the report `claim` makes of it, signed with its own key, and refuses
+/// everything else. Ends when its network does.
+pub fn answer_as_liar(
+    identity: forager_node::net::NodeIdentity,
+    network: forager_node::net::Network,
+    mut events: tokio::sync::mpsc::Receiver<forager_node::net::NetworkEvent>,
+    claim: impl Fn(&forager_protocol::wire::BranchAssignment) -> forager_protocol::wire::ProgressReport
+    + Send
+    + 'static,
+) -> tokio::task::JoinHandle<()> {
+    use forager_protocol::signing::{Domain, Signed};
+    use forager_protocol::wire::{Message, ProgressAnswer, Refusal, RefusalReason};
+    tokio::spawn(async move {
+        while let Some(event) = events.recv().await {
+            let forager_node::net::NetworkEvent::Request {
+                message, responder, ..
+            } = event
+            else {
+                continue;
+            };
+            let answer = match *message {
+                Message::Assign(assignment) => Message::Progress(Box::new(ProgressAnswer {
+                    report: Signed::new(identity.signing_key(), Domain::Report, claim(&assignment))
+                        .expect("signs"),
+                    screenshots: Vec::new(),
+                })),
+                _ => Message::from(Refusal::new(RefusalReason::NotServed, "no")),
+            };
+            let _ = network.respond(responder, answer).await;
+        }
+    })
+}
+
+/// A report on `assignment` that claims `successes` after one action and nothing else.
+pub fn claiming(
+    assignment: &forager_protocol::wire::BranchAssignment,
+    successes: Vec<forager_protocol::wire::FoundPath>,
+) -> forager_protocol::wire::ProgressReport {
+    forager_protocol::wire::ProgressReport {
+        task: assignment.task_id,
+        branch: assignment.branch,
+        prefix_fingerprints: Vec::new(),
+        visits: 1,
+        value_sum: 1.0,
+        best_value: 1.0,
+        actions: 1,
+        replayed: 0,
+        cost: Default::default(),
+        successes,
+        approvals: Vec::new(),
+        exhausted: false,
+        error: None,
+        network: Default::default(),
+        counters: Default::default(),
+        locations: Vec::new(),
+        states: Vec::new(),
+        tree: Default::default(),
+    }
+}

@@ -3,17 +3,15 @@
 //! key, bad gossip, a faked success) and a node that joins late.
 
 use forager_node::index::Replica;
-use forager_node::net::{
-    Network, NetworkConfig, NetworkEvent, NodeIdentity, Role, format_cluster_key,
-};
+use forager_node::net::{Network, NetworkConfig, NodeIdentity, Role, format_cluster_key};
 use forager_node::worker::WorkerConfig;
 use forager_protocol::digest::Digest32;
 use forager_protocol::result::{RunResult, Status};
 use forager_protocol::signing::{Domain, Signed};
 use forager_protocol::trajectory::{Cost, VECTOR_DIM};
 use forager_protocol::wire::{
-    Announcement, FoundPath, KnownLocation, KnownState, Message, ProgressAnswer, ProgressReport,
-    RefusalReason, StepSeen, SyncRequest, TaskId, TaskState,
+    Announcement, FoundPath, KnownLocation, KnownState, Message, ProgressReport, RefusalReason,
+    StepSeen, SyncRequest, TaskId, TaskState,
 };
 use forager_queen::cluster::{loopback, spawn_node, spawn_queen, wait_for_peers};
 use forager_queen::coordinator::QueenConfig;
@@ -636,107 +634,71 @@ async fn a_node_faking_a_success_does_not_win() {
     let (queen, honest, factory) = sim_cluster(2, key, data.path(), true).await;
     // A liar: a real peer with the key, which claims a success on every assignment.
     let liar_id = NodeIdentity::generate();
-    let (liar, mut liar_events) =
+    let (liar, liar_events) =
         Network::start(&liar_id, config(Role::Node, key, queen.addresses.clone())).expect("starts");
-    let liar_net = liar.clone();
     let liar_peer = liar_id.peer_id().to_string();
-    tokio::spawn(async move {
-        while let Some(event) = liar_events.recv().await {
-            let NetworkEvent::Request {
-                message, responder, ..
-            } = event
-            else {
-                continue;
-            };
-            let answer = match *message {
-                Message::Assign(assignment) => {
-                    let mut fake = assignment.prefix.clone();
-                    fake.extend(assignment.prefix.iter().cloned());
-                    // Another path (one the queen has not seen), ending in a claimed write.
-                    let mut written = fake.clone();
-                    written.extend(assignment.prefix.iter().cloned());
-                    let report = ProgressReport {
-                        task: assignment.task_id,
-                        branch: assignment.branch,
-                        prefix_fingerprints: Vec::new(),
-                        visits: 1,
-                        value_sum: 1.0,
-                        best_value: 1.0,
-                        actions: 1,
-                        replayed: 0,
-                        cost: Cost::default(),
-                        successes: vec![
-                            FoundPath::new(
-                                fake.clone(),
-                                vec![forager_protocol::Fingerprint([7; 16]); fake.len()],
-                                vec![forager_protocol::RiskClass::ReadOnly; fake.len()],
-                            ),
-                            // A claimed write at the end, "evidence" and all: what it says of
-                            // the pages before the write is checked, and is false.
-                            FoundPath {
-                                seen: written
-                                    .iter()
-                                    .map(|_| StepSeen {
-                                        family: Some(forager_protocol::Fingerprint([9; 16])),
-                                        heading: Some("Made up".into()),
-                                        url: "sim://made-up".into(),
-                                        title: "Made up".into(),
-                                        page_digest: Some(Digest32([1; 32])),
-                                        screenshot: None,
-                                    })
-                                    .collect(),
-                                ..FoundPath::new(
-                                    written.clone(),
-                                    vec![forager_protocol::Fingerprint([8; 16]); written.len()],
-                                    written
-                                        .iter()
-                                        .enumerate()
-                                        .map(|(i, _)| {
-                                            if i + 1 == written.len() {
-                                                forager_protocol::RiskClass::DraftWrite
-                                            } else {
-                                                forager_protocol::RiskClass::ReadOnly
-                                            }
-                                        })
-                                        .collect(),
-                                )
-                            },
-                        ],
-                        approvals: Vec::new(),
-                        exhausted: false,
-                        error: None,
-                        network: Default::default(),
-                        counters: Default::default(),
-                        // Claims to have reached far more than one action can.
-                        locations: (0..1000)
-                            .map(|location| KnownLocation { location, depth: 1 })
-                            .collect(),
-                        // And far more states, which would hide them from the honest nodes.
-                        states: (0..1000u32)
-                            .map(|n| KnownState {
-                                fingerprint: forager_protocol::Fingerprint::of_bytes(
-                                    "lie",
-                                    &n.to_le_bytes(),
-                                ),
-                                depth: 1,
+    let _liar_task =
+        forager_tests::answer_as_liar(liar_id, liar.clone(), liar_events, |assignment| {
+            let mut fake = assignment.prefix.clone();
+            fake.extend(assignment.prefix.iter().cloned());
+            // Another path (one the queen has not seen), ending in a claimed write.
+            let mut written = fake.clone();
+            written.extend(assignment.prefix.iter().cloned());
+            let successes = vec![
+                FoundPath::new(
+                    fake.clone(),
+                    vec![forager_protocol::Fingerprint([7; 16]); fake.len()],
+                    vec![forager_protocol::RiskClass::ReadOnly; fake.len()],
+                ),
+                // A claimed write at the end, "evidence" and all: what it says of
+                // the pages before the write is checked, and is false.
+                FoundPath {
+                    seen: written
+                        .iter()
+                        .map(|_| StepSeen {
+                            family: Some(forager_protocol::Fingerprint([9; 16])),
+                            heading: Some("Made up".into()),
+                            url: "sim://made-up".into(),
+                            title: "Made up".into(),
+                            page_digest: Some(Digest32([1; 32])),
+                            screenshot: None,
+                        })
+                        .collect(),
+                    ..FoundPath::new(
+                        written.clone(),
+                        vec![forager_protocol::Fingerprint([8; 16]); written.len()],
+                        written
+                            .iter()
+                            .enumerate()
+                            .map(|(i, _)| {
+                                if i + 1 == written.len() {
+                                    forager_protocol::RiskClass::DraftWrite
+                                } else {
+                                    forager_protocol::RiskClass::ReadOnly
+                                }
                             })
                             .collect(),
-                        tree: Default::default(),
-                    };
-                    Message::Progress(Box::new(ProgressAnswer {
-                        report: Signed::new(liar_id.signing_key(), Domain::Report, report)
-                            .expect("signs"),
-                        screenshots: Vec::new(),
-                    }))
-                }
-                _ => Message::from(forager_protocol::wire::Refusal::new(
-                    forager_protocol::wire::RefusalReason::NotServed,
-                    "no",
-                )),
-            };
-            let _ = liar_net.respond(responder, answer).await;
-        }
-    });
+                    )
+                },
+            ];
+            ProgressReport {
+                // Claims to have reached far more than one action can.
+                locations: (0..1000)
+                    .map(|location| KnownLocation { location, depth: 1 })
+                    .collect(),
+                // And far more states, which would hide them from the honest nodes.
+                states: (0..1000u32)
+                    .map(|n| KnownState {
+                        fingerprint: forager_protocol::Fingerprint::of_bytes(
+                            "lie",
+                            &n.to_le_bytes(),
+                        ),
+                        depth: 1,
+                    })
+                    .collect(),
+                ..forager_tests::claiming(assignment, successes)
+            }
+        });
     wait_for_peers(&queen.network, Role::Node, 3, Duration::from_secs(20))
         .await
         .expect("three nodes");

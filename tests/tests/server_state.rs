@@ -6,15 +6,11 @@
 
 use forager_node::browser::{BrowserOptions, BrowserPool, ChromiumEnv, EnvOptions};
 use forager_node::environment::Environment;
-use forager_node::net::{Network, NetworkConfig, NetworkEvent, NodeIdentity, Role};
+use forager_node::net::{Network, NetworkConfig, NodeIdentity, Role};
 use forager_protocol::digest::Digest32;
 use forager_protocol::result::{RunResult, Status, StepVerification};
-use forager_protocol::signing::{Domain, Signed};
 use forager_protocol::task::{AfterCheck, SuccessPredicate};
-use forager_protocol::trajectory::Cost;
-use forager_protocol::wire::{
-    FoundPath, Message, ProgressAnswer, ProgressReport, StepSeen, TaskState,
-};
+use forager_protocol::wire::{FoundPath, StepSeen, TaskState};
 use forager_protocol::{Action, Fingerprint, RiskClass, TaskSpec};
 use forager_queen::cluster::{loopback, spawn_node, spawn_queen, wait_for_peers};
 use forager_queen::coordinator::QueenConfig;
@@ -163,7 +159,7 @@ async fn lying_peer(
     let identity = std::iter::repeat_with(NodeIdentity::generate)
         .find(|identity| identity.peer_id() > above)
         .expect("ids are random");
-    let (network, mut events) = Network::start(
+    let (network, events) = Network::start(
         &identity,
         NetworkConfig {
             listen: vec![loopback()],
@@ -173,72 +169,30 @@ async fn lying_peer(
     )
     .expect("starts");
     let peer = identity.peer_id();
-    let answering = network.clone();
-    let task = tokio::spawn(async move {
-        while let Some(event) = events.recv().await {
-            let NetworkEvent::Request {
-                message, responder, ..
-            } = event
-            else {
-                continue;
-            };
-            let answer = match *message {
-                Message::Assign(assignment) => {
-                    let save = Action::Click {
-                        target: forager_protocol::Target {
-                            role: "button".into(),
-                            name: "Save".into(),
-                            locators: vec![forager_protocol::Locator::Text("Save".into())],
-                        },
-                    };
-                    let claim = FoundPath {
-                        seen: vec![StepSeen {
-                            family: Some(Fingerprint([3; 16])),
-                            heading: Some("Select group to change".into()),
-                            url: "http://127.0.0.1/admin/auth/group/".into(),
-                            title: "Groups".into(),
-                            page_digest: Some(Digest32([4; 32])),
-                            screenshot: None,
-                        }],
-                        ..FoundPath::new(
-                            vec![save],
-                            vec![Fingerprint([5; 16])],
-                            vec![RiskClass::DraftWrite],
-                        )
-                    };
-                    let report = ProgressReport {
-                        task: assignment.task_id,
-                        branch: assignment.branch,
-                        prefix_fingerprints: Vec::new(),
-                        visits: 1,
-                        value_sum: 1.0,
-                        best_value: 1.0,
-                        actions: 1,
-                        replayed: 0,
-                        cost: Cost::default(),
-                        successes: vec![claim],
-                        approvals: Vec::new(),
-                        exhausted: false,
-                        error: None,
-                        network: Default::default(),
-                        counters: Default::default(),
-                        locations: Vec::new(),
-                        states: Vec::new(),
-                        tree: Default::default(),
-                    };
-                    Message::Progress(Box::new(ProgressAnswer {
-                        report: Signed::new(identity.signing_key(), Domain::Report, report)
-                            .expect("signs"),
-                        screenshots: Vec::new(),
-                    }))
-                }
-                _ => Message::from(forager_protocol::wire::Refusal::new(
-                    forager_protocol::wire::RefusalReason::NotServed,
-                    "no",
-                )),
-            };
-            let _ = answering.respond(responder, answer).await;
-        }
+    let task = forager_tests::answer_as_liar(identity, network.clone(), events, |assignment| {
+        let save = Action::Click {
+            target: forager_protocol::Target {
+                role: "button".into(),
+                name: "Save".into(),
+                locators: vec![forager_protocol::Locator::Text("Save".into())],
+            },
+        };
+        let claim = FoundPath {
+            seen: vec![StepSeen {
+                family: Some(Fingerprint([3; 16])),
+                heading: Some("Select group to change".into()),
+                url: "http://127.0.0.1/admin/auth/group/".into(),
+                title: "Groups".into(),
+                page_digest: Some(Digest32([4; 32])),
+                screenshot: None,
+            }],
+            ..FoundPath::new(
+                vec![save],
+                vec![Fingerprint([5; 16])],
+                vec![RiskClass::DraftWrite],
+            )
+        };
+        forager_tests::claiming(assignment, vec![claim])
     });
     (network, peer, task)
 }
@@ -445,8 +399,8 @@ async fn a_reset_command_runs_only_where_allowed_and_its_failure_is_named() {
 
 #[test]
 fn an_after_check_needs_both_flags_and_a_page_of_the_task() {
-    let half = run_forager(
-        &[
+    let explore = |check: &[&str]| {
+        let mut args = vec![
             "explore",
             "--url",
             "http://127.0.0.1:1/",
@@ -454,30 +408,21 @@ fn an_after_check_needs_both_flags_and_a_page_of_the_task() {
             "g",
             "--success-text",
             "x",
-            "--verify-url",
-            "http://127.0.0.1:1/list",
-        ],
-        Duration::from_secs(60),
-    );
-    assert_eq!(half.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&half.stderr).contains("--verify-text"));
-    let elsewhere = run_forager(
-        &[
-            "explore",
-            "--url",
-            "http://127.0.0.1:1/",
-            "--goal",
-            "g",
-            "--success-text",
-            "x",
-            "--verify-url",
-            "http://127.0.0.2:1/list",
-            "--verify-text",
-            "editors",
-        ],
-        Duration::from_secs(60),
-    );
-    assert_eq!(elsewhere.status.code(), Some(2));
-    let stderr = String::from_utf8_lossy(&elsewhere.stderr);
+        ];
+        args.extend(check);
+        let output = run_forager(&args, Duration::from_secs(60));
+        let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+        (output.status.code(), stderr)
+    };
+    let (code, stderr) = explore(&["--verify-url", "http://127.0.0.1:1/list"]);
+    assert_eq!(code, Some(2));
+    assert!(stderr.contains("--verify-text"), "{stderr}");
+    let (code, stderr) = explore(&[
+        "--verify-url",
+        "http://127.0.0.2:1/list",
+        "--verify-text",
+        "editors",
+    ]);
+    assert_eq!(code, Some(2));
     assert!(stderr.contains("verify.url"), "{stderr}");
 }
