@@ -1267,9 +1267,19 @@ async fn replay<F: EnvFactory>(
     let path = &request.path;
     let reproduce = (request.reproduce as usize).min(path.actions.len());
     let partial = reproduce < path.actions.len();
-    let writes = path.risks[..reproduce.min(path.risks.len())]
+    // By the queen's rule: the finder's class or the action's own reading, the higher.
+    let writes = path.actions[..reproduce]
         .iter()
-        .any(|&r| r >= forager_protocol::RiskClass::DraftWrite);
+        .enumerate()
+        .any(|(i, action)| {
+            let claimed = path
+                .risks
+                .get(i)
+                .copied()
+                .unwrap_or(forager_protocol::RiskClass::ReadOnly);
+            claimed.max(forager_protocol::risk::classify_action(action))
+                >= forager_protocol::RiskClass::DraftWrite
+        });
     let mut screenshots: Vec<Vec<u8>> = Vec::new();
     match factory.create(&request.task, true) {
         Ok(mut env) => {

@@ -26,7 +26,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 /// The version of `trajectory.json` this build writes and reads.
-pub const TRAJECTORY_VERSION: u32 = 2;
+pub const TRAJECTORY_VERSION: u32 = 3;
 /// The trajectory's file name in a run directory.
 pub const TRAJECTORY_FILE: &str = "trajectory.json";
 
