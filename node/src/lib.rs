@@ -21,6 +21,7 @@
 
 pub mod actor;
 pub mod browser;
+pub mod consent;
 pub mod embed;
 pub mod environment;
 pub mod goal;

@@ -359,21 +359,107 @@ pub fn location_of(url: &str) -> u64 {
     stable_hash(without_fragment.as_bytes())
 }
 
-/// How much of what the goal names the page already shows done, in [0, 1]: the checkboxes,
-/// radio buttons and options the goal names that are checked (less half a point for each one
-/// it does not name that is), and the values it gives that some field holds. `None` when the
-/// goal names nothing of the kind on this page. A state's value, so that the search can tell
-/// a half-filled form from an untouched one before anything is submitted.
-fn goal_progress(observation: &Observation, reading: &GoalReading, goal: &str) -> Option<f64> {
-    let goal_text = format!(
+/// A text's words, lower case, joined by single spaces and padded with one on each side, so
+/// that a phrase can be looked up whole ([`names_phrase`]).
+fn padded_words(text: &str) -> String {
+    format!(
         " {} ",
-        crate::embed::words(goal).collect::<Vec<_>>().join(" ")
-    );
-    let named = |name: &str| {
-        let words: Vec<String> = crate::embed::words(name).collect();
-        let phrase = words.join(" ");
-        phrase.len() >= 2 && goal_text.contains(&format!(" {phrase} "))
-    };
+        crate::embed::words(text).collect::<Vec<_>>().join(" ")
+    )
+}
+
+/// Whether a goal (as [`padded_words`]) names `name` as a whole phrase of at least two letters.
+fn names_phrase(goal_words: &str, name: &str) -> bool {
+    let phrase = crate::embed::words(name).collect::<Vec<_>>().join(" ");
+    phrase.len() >= 2 && goal_words.contains(&format!(" {phrase} "))
+}
+
+/// A control that holds a choice the page keeps: a checkbox, a radio button, a switch.
+fn is_choice(element: &Element) -> bool {
+    matches!(element.role.as_str(), "checkbox" | "radio" | "switch")
+}
+
+/// What the goal asks of the page's choices, read once per page for the clicks' priors.
+struct Choices<'a> {
+    goal_words: String,
+    /// The goal asks to clear choices ("uncheck", "deselect"): a made choice it names is
+    /// there to be undone.
+    undoing: bool,
+    /// Some choice the goal names is not made yet.
+    remaining: bool,
+    observation: &'a Observation,
+}
+
+impl<'a> Choices<'a> {
+    fn of(observation: &'a Observation, goal: &str) -> Self {
+        let goal_words = padded_words(goal);
+        let undoing = [
+            " uncheck",
+            " untick",
+            " deselect",
+            " unselect",
+            " clear ",
+            " turn off ",
+            " disable ",
+        ]
+        .iter()
+        .any(|w| goal_words.contains(w));
+        let remaining = observation
+            .elements
+            .iter()
+            .any(|e| is_choice(e) && !e.checked && names_phrase(&goal_words, &e.name));
+        Choices {
+            goal_words,
+            undoing,
+            remaining,
+            observation,
+        }
+    }
+
+    /// How much a click on `element` is worth for the choices, in (0, 1]. A choice the goal
+    /// names that is already made is not clicked again: a checkbox would be unchecked (back
+    /// to a state seen before), a radio button would stay as it is (no progress). A label
+    /// that toggles a choice counts as that choice. While a choice the goal names remains to
+    /// be made, buttons wait: the goal's "and press Submit" comes after its choices, and a
+    /// submission before them is a dead end that costs an action in every state.
+    fn factor(&self, element: &Element) -> f64 {
+        let toggled = if is_choice(element) {
+            Some(element)
+        } else {
+            self.observation
+                .elements
+                .iter()
+                .find(|e| is_choice(e) && !e.name.is_empty() && e.name == element.name)
+        };
+        if let Some(choice) = toggled
+            && choice.checked
+            && names_phrase(&self.goal_words, &choice.name)
+            && (choice.role == "radio" || !self.undoing)
+        {
+            return 0.1;
+        }
+        if self.remaining && toggled.is_none() && element.role == "button" {
+            return 0.5;
+        }
+        1.0
+    }
+}
+
+/// How much of what the goal names the page already shows done, each part in [0, 1] or `None`
+/// when the goal names nothing of the kind on this page. A state's value, so that the search
+/// can tell a half-filled form from an untouched one before anything is submitted.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct GoalProgress {
+    /// The checkboxes, radio buttons and options the goal names that are checked, less half a
+    /// point for each one it does not name that is.
+    choices: Option<f64>,
+    /// The values the goal gives that some field holds.
+    values: Option<f64>,
+}
+
+fn goal_progress(observation: &Observation, reading: &GoalReading, goal: &str) -> GoalProgress {
+    let goal_text = padded_words(goal);
+    let named = |name: &str| names_phrase(&goal_text, name);
     let (mut wanted, mut done, mut wrong) = (0usize, 0usize, 0usize);
     for element in &observation.elements {
         if !matches!(
@@ -392,6 +478,9 @@ fn goal_progress(observation: &Observation, reading: &GoalReading, goal: &str) -
             (false, false) => {}
         }
     }
+    let choices =
+        (wanted > 0).then(|| ((done as f64 - 0.5 * wrong as f64) / wanted as f64).clamp(0.0, 1.0));
+    let (mut wanted, mut done) = (0usize, 0usize);
     // A value typed into a search box is progress only when the goal is to search: otherwise
     // the reply text in the inbox's search field looks like a reply half written.
     let searching = goal_text.contains(" search ");
@@ -435,7 +524,10 @@ fn goal_progress(observation: &Observation, reading: &GoalReading, goal: &str) -
             done += 1;
         }
     }
-    (wanted > 0).then(|| ((done as f64 - 0.5 * wrong as f64) / wanted as f64).clamp(0.0, 1.0))
+    GoalProgress {
+        choices,
+        values: (wanted > 0).then(|| done as f64 / wanted as f64),
+    }
 }
 
 /// A prior bonus for each element at a position the goal names: "the 3rd input textbox",
@@ -551,6 +643,7 @@ impl<E: Embedder> Policy for DefaultPolicy<E> {
         let reading = GoalReading::of(&task.goal);
         let sources = self.sources(observation, task, &reading, &goal);
         let positions = position_bonus(observation, &reading);
+        let choices = Choices::of(observation, &task.goal);
 
         // Clicks.
         for (index, element) in observation.elements.iter().enumerate() {
@@ -580,6 +673,7 @@ impl<E: Embedder> Policy for DefaultPolicy<E> {
                     .any(|e| is_text_field(e) && e.name == element.name);
             let affinity = (self.mixed_affinity(&goal, &task.goal, element) + positions[index])
                 * keeps_course(element, task, &observation.url)
+                * choices.factor(element)
                 * if focuses_only { 0.1 } else { 1.0 };
             let target = element
                 .href
@@ -632,6 +726,53 @@ impl<E: Embedder> Policy for DefaultPolicy<E> {
                     target: None,
                 },
                 1.0 + positions[index],
+            ));
+        }
+
+        // The choices the goal names that are not made yet, made in one action (two or
+        // more: one is a click). Clicked one at a time they commute, and the search would
+        // spend its budget on their orders.
+        let mut check = None;
+        let unmade: Vec<&Element> = observation
+            .elements
+            .iter()
+            .filter(|e| {
+                is_choice(e)
+                    && !e.disabled
+                    && !e.checked
+                    && names_phrase(&choices.goal_words, &e.name)
+            })
+            .collect();
+        if unmade.len() >= 2 && !choices.undoing {
+            let action = Action::Check {
+                targets: unmade.iter().map(|e| target_of(e)).collect(),
+            };
+            let risk = unmade
+                .iter()
+                .map(|e| {
+                    risk::classify(
+                        ActionShape::Click,
+                        &RiskContext {
+                            accessible_name: &e.name,
+                            role: &e.role,
+                            input_type: &e.input_type,
+                            ..RiskContext::default()
+                        },
+                    )
+                })
+                .max()
+                .unwrap_or(RiskClass::ReadOnly);
+            // Pushed after the value hint is read from the best affinity: a state's value is
+            // not its compound action's.
+            check = Some((
+                Candidate {
+                    key: action_key(&action.label()),
+                    action,
+                    prior: 0.0,
+                    risk,
+                    target: None,
+                },
+                1.5,
             ));
         }
 
@@ -780,6 +921,7 @@ impl<E: Embedder> Policy for DefaultPolicy<E> {
         }
 
         let best_action = scored.iter().map(|(_, a)| *a).fold(0.0, f64::max);
+        scored.extend(check);
         let headings: Vec<&str> = observation
             .snapshot
             .iter()
@@ -792,10 +934,17 @@ impl<E: Embedder> Policy for DefaultPolicy<E> {
             .similarity(&goal, &page_text)
             .max(self.semantic(&task.goal, &page_summary(observation)));
         let mut value_hint = about.max(0.8 * best_action);
-        // Progress on what the goal names raises a state's value; its absence lowers nothing
-        // (the goal's quoted product name is not for the checkout form's fields).
-        if let Some(progress) = goal_progress(observation, &reading, &task.goal) {
-            value_hint = value_hint.max(0.5 * value_hint + 0.5 * progress);
+        let progress = goal_progress(observation, &reading, &task.goal);
+        // The choices the goal names are half of a page's value: on a page of checkboxes
+        // every state looks alike to the rest of the hint, and a search without this
+        // gradient spends its budget on every subset of the boxes.
+        if let Some(choices) = progress.choices {
+            value_hint = 0.5 * value_hint + 0.5 * choices;
+        }
+        // Values typed raise a state's value; their absence lowers nothing (the goal's quoted
+        // product name is not for the checkout form's fields).
+        if let Some(values) = progress.values {
+            value_hint = value_hint.max(0.5 * value_hint + 0.5 * values);
         }
 
         let total: f64 = scored.iter().map(|(_, a)| a + 0.05).sum();
@@ -1133,6 +1282,142 @@ mod tests {
     }
 
     #[test]
+    fn a_named_choice_already_made_is_not_clicked_again_and_buttons_wait_for_the_rest() {
+        let choice = |role: &str, name: &str, checked: bool| {
+            let mut e = element(role, name);
+            e.tag = "input".into();
+            e.checked = checked;
+            e
+        };
+        let goal = "Check \"Beta\" and \"Delta\", choose \"Large\" and press Submit";
+        let priors = |elements: Vec<Element>, goal: &str| -> Vec<(String, f64)> {
+            DefaultPolicy::default()
+                .propose(&page(elements), &task(goal, &[]))
+                .candidates
+                .iter()
+                .filter_map(|c| c.action.target().map(|t| (t.name.clone(), c.prior)))
+                .collect()
+        };
+        let of = |priors: &[(String, f64)], name: &str| {
+            priors
+                .iter()
+                .find(|(n, _)| n == name)
+                .map(|(_, p)| *p)
+                .expect("proposed")
+        };
+        let fresh = priors(
+            vec![
+                choice("checkbox", "Beta", false),
+                choice("checkbox", "Delta", false),
+                choice("radio", "Large", false),
+                element("button", "Submit"),
+            ],
+            goal,
+        );
+        let half = priors(
+            vec![
+                choice("checkbox", "Beta", true),
+                choice("checkbox", "Delta", false),
+                choice("radio", "Large", true),
+                element("button", "Submit"),
+            ],
+            goal,
+        );
+        // Checked Beta and chosen Large fall behind Delta, which is still to do; so does Submit.
+        assert!(of(&half, "Beta") * 3.0 < of(&half, "Delta"), "{half:?}");
+        assert!(of(&half, "Large") * 3.0 < of(&half, "Delta"), "{half:?}");
+        assert!(of(&half, "Submit") < of(&half, "Delta"), "{half:?}");
+        let done = priors(
+            vec![
+                choice("checkbox", "Beta", true),
+                choice("checkbox", "Delta", true),
+                choice("radio", "Large", true),
+                element("button", "Submit"),
+            ],
+            goal,
+        );
+        // With every choice made, Submit leads; before, it waited.
+        let best = done
+            .iter()
+            .max_by(|a, b| a.1.total_cmp(&b.1))
+            .expect("candidates");
+        assert_eq!(best.0, "Submit", "{done:?}");
+        // Untouched, the three choices are one action, tried first.
+        let proposals = DefaultPolicy::default().propose(
+            &page(vec![
+                choice("checkbox", "Alpha", false),
+                choice("checkbox", "Beta", false),
+                choice("checkbox", "Delta", false),
+                choice("radio", "Large", false),
+                element("button", "Submit"),
+            ]),
+            &task(goal, &[]),
+        );
+        let top = proposals
+            .candidates
+            .iter()
+            .max_by(|a, b| a.prior.total_cmp(&b.prior))
+            .expect("candidates");
+        assert_eq!(top.action.label(), "check \"Beta\", \"Delta\", \"Large\"");
+        let submit_share =
+            |p: &[(String, f64)]| of(p, "Submit") / p.iter().map(|x| x.1).sum::<f64>();
+        assert!(
+            submit_share(&fresh) < submit_share(&done),
+            "{fresh:?} {done:?}"
+        );
+        // A goal that clears choices clicks a checked box it names.
+        let clearing = priors(
+            vec![
+                choice("checkbox", "Beta", true),
+                choice("checkbox", "Delta", false),
+                element("button", "Submit"),
+            ],
+            "Uncheck \"Beta\" and press Submit",
+        );
+        assert!(
+            of(&clearing, "Beta") > of(&clearing, "Delta"),
+            "{clearing:?}"
+        );
+    }
+
+    #[test]
+    fn the_choices_the_goal_names_order_the_states_of_a_page() {
+        let goal = "Check \"Beta\" and \"Delta\", choose \"Large\" and press Submit";
+        let value = |checked: &[&str]| {
+            let elements = ["Alpha", "Beta", "Gamma", "Delta", "Large"]
+                .iter()
+                .map(|name| {
+                    let mut e = element(
+                        if *name == "Large" {
+                            "radio"
+                        } else {
+                            "checkbox"
+                        },
+                        name,
+                    );
+                    e.tag = "input".into();
+                    e.checked = checked.contains(name);
+                    e
+                })
+                .chain([element("button", "Submit")])
+                .collect();
+            DefaultPolicy::default()
+                .propose(&page(elements), &task(goal, &[]))
+                .value_hint
+        };
+        let steps = [
+            value(&[]),
+            value(&["Beta"]),
+            value(&["Beta", "Delta"]),
+            value(&["Beta", "Delta", "Large"]),
+        ];
+        assert!(steps.windows(2).all(|w| w[0] < w[1]), "{steps:?}");
+        // A box the goal does not name is no progress, and costs some once others are made.
+        assert!(value(&["Alpha"]) <= steps[0]);
+        assert!(value(&["Beta", "Alpha"]) < steps[1]);
+    }
+
+    #[test]
     fn leaving_the_session_the_theme_or_the_area_is_tried_last() {
         let link = |name: &str, href: &str| {
             let mut e = element("link", name);
@@ -1269,7 +1554,9 @@ mod tests {
         };
         let reply = "Find the email by Andria and reply to them with the text \"Varius. Morbi.\".";
         let progress = |observation: &Observation, goal: &str| {
-            goal_progress(observation, &GoalReading::of(goal), goal).expect("a value is wanted")
+            goal_progress(observation, &GoalReading::of(goal), goal)
+                .values
+                .expect("a value is wanted")
         };
         assert_eq!(progress(&typed_into("Message"), reply), 1.0);
         assert_eq!(progress(&typed_into("Search"), reply), 0.0);

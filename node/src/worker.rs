@@ -705,6 +705,63 @@ struct Remembered {
     goal: Option<(TrajectoryVector, forager_protocol::wire::EmbedderId)>,
 }
 
+/// The revocations this machine knows of, read now (a consent revoked while the node runs
+/// stops the next search); `None` when they cannot be read (then no consent is trusted).
+fn revocations() -> Option<Vec<forager_protocol::consent::SignedRevocation>> {
+    match crate::consent::RevocationStore::for_user().map(|s| s.load()) {
+        Some(Ok(revocations)) => Some(revocations),
+        Some(Err(error)) => {
+            tracing::warn!(%error, "revocations unreadable; consents ignored");
+            None
+        }
+        None => Some(Vec::new()),
+    }
+}
+
+/// The first step of the branch's prefix above the ceiling that no consent covers (with the
+/// revocations unreadable, no consent counts).
+fn unconsented_prefix(task: &TaskSpec, assignment: &BranchAssignment) -> Option<usize> {
+    let now = crate::consent::unix_now();
+    let id = &assignment.task_id;
+    let prefix = &assignment.prefix;
+    // A start page's branch (one action) was classified with its page by the node that
+    // opened the page; a longer prefix is a consent's resumption, checked here.
+    if prefix.len() <= 1 {
+        return None;
+    }
+    if task.consents.is_empty() {
+        return crate::consent::unconsented_in_prefix(task, id, prefix, now, &[]);
+    }
+    match revocations() {
+        Some(revocations) => {
+            crate::consent::unconsented_in_prefix(task, id, prefix, now, &revocations)
+        }
+        None => {
+            let mut bare = task.clone();
+            bare.consents.clear();
+            crate::consent::unconsented_in_prefix(&bare, id, prefix, now, &[])
+        }
+    }
+}
+
+/// What the task's consents permit below this branch, checked against the revocations this
+/// machine knows of, now.
+fn consented_for(task: &TaskSpec, assignment: &BranchAssignment) -> Vec<crate::search::Consented> {
+    if task.consents.is_empty() {
+        return Vec::new();
+    }
+    let Some(revocations) = revocations() else {
+        return Vec::new();
+    };
+    crate::consent::consented_below(
+        task,
+        &assignment.task_id,
+        &assignment.prefix,
+        crate::consent::unix_now(),
+        &revocations,
+    )
+}
+
 async fn search_branch<F: EnvFactory>(
     factory: &F,
     identity: &NodeIdentity,
@@ -936,6 +993,15 @@ async fn run_branch<E: Environment<Action = Action>>(
             search
         }
         None => {
+            if let Some(i) = unconsented_prefix(task, assignment) {
+                report.error = Some(format!(
+                    "the branch's step {} ({}) is above the task's ceiling and no consent covers it",
+                    i + 1,
+                    assignment.prefix[i].label()
+                ));
+                report.exhausted = true;
+                return report;
+            }
             // Reach the branch root: replay what is known, execute the rest.
             let known: Vec<(Action, Fingerprint)> = assignment
                 .prefix
@@ -987,6 +1053,7 @@ async fn run_branch<E: Environment<Action = Action>>(
                     .saturating_sub(assignment.prefix.len() as u32)
                     .max(1),
                 deadline: Some(deadline),
+                consented: consented_for(task, assignment),
                 ..SearchConfig::for_task(task)
             };
             // The env is at the branch root: its restore(&[]) is a no-op there.
@@ -1140,7 +1207,10 @@ async fn run_branch<E: Environment<Action = Action>>(
         let mut path = FoundPath::new(
             prefix.iter().map(|(a, _)| a.clone()).collect(),
             prefix.iter().map(|(_, f)| *f).collect(),
-            vec![forager_protocol::RiskClass::ReadOnly; prefix.len()],
+            crate::consent::prefix_risks(
+                task,
+                &prefix.iter().map(|(a, _)| a.clone()).collect::<Vec<_>>(),
+            ),
         );
         for (action, fingerprint, risk) in steps {
             path.actions.push(action);

@@ -127,6 +127,13 @@ pub enum Action {
         /// The option's value or label.
         option: String,
     },
+    /// Click each of several checkboxes, radio buttons or switches, in order: the choices a
+    /// goal names that are not made yet, made in one action. One at a time they commute, and
+    /// a search over their orders spends its budget on permutations of the same set.
+    Check {
+        /// The controls, in document order.
+        targets: Vec<Target>,
+    },
     /// Press a key (`Enter`, `Escape`, `ArrowDown`, …).
     Press {
         /// The key, as named in the DOM's `KeyboardEvent.key`.
@@ -154,6 +161,7 @@ impl Action {
             } => ActionShape::Click,
             Action::FillForm { submit: None, .. } => ActionShape::Fill { enter: true },
             Action::Select { .. } => ActionShape::Select,
+            Action::Check { .. } => ActionShape::Click,
             Action::Press { key } => ActionShape::Press {
                 enter: key.eq_ignore_ascii_case("enter"),
             },
@@ -174,6 +182,7 @@ impl Action {
                 ..
             } => Some(target),
             Action::FillForm { fields, .. } => fields.last().map(|f| &f.target),
+            Action::Check { targets } => targets.last(),
             Action::Press { .. } | Action::Navigate { .. } | Action::Back | Action::Done => None,
         }
     }
@@ -189,6 +198,7 @@ impl Action {
                 .map(|f| &f.target)
                 .chain(submit.as_ref())
                 .collect(),
+            Action::Check { targets } => targets.iter().collect(),
             Action::Press { .. } | Action::Navigate { .. } | Action::Back | Action::Done => {
                 Vec::new()
             }
@@ -248,6 +258,10 @@ impl Action {
                     }
                     None => format!("fill {} + Enter", fields.join(", ")),
                 }
+            }
+            Action::Check { targets } => {
+                let names: Vec<String> = targets.iter().map(|t| format!("{:?}", t.name)).collect();
+                format!("check {}", names.join(", "))
             }
             Action::Press { key } => format!("press {key}"),
             Action::Navigate { url } => format!("navigate {url}"),

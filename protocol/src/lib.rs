@@ -13,6 +13,8 @@
 //! - [`outcome`]: named failure and pruning reasons, shared by the engine and the result document.
 //! - [`codec`]: the only place bincode is used; versioned, size-limited framing.
 //! - [`signing`]: Ed25519 signatures over a domain-separated canonical encoding.
+//! - [`consent`]: a user's signed permission for one action above the ceiling, and its
+//!   revocation.
 //! - [`wire`]: the messages peers exchange, and why a peer refuses a request.
 //! - [`digest`]: SHA-256 digests (raw on the wire, hex in documents).
 //! - [`result`]: the result document (`result.json`) every run writes.
@@ -26,6 +28,7 @@
 pub mod action;
 pub mod artifact;
 pub mod codec;
+pub mod consent;
 pub mod digest;
 pub mod fingerprint;
 pub mod meaningful;

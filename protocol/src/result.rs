@@ -100,6 +100,10 @@ pub struct ApprovalNeeded {
     pub label: String,
     /// Its risk class.
     pub risk: RiskClass,
+    /// The actions whole, the prefix's then its own (locators and all): what `forager
+    /// approve` signs a consent for.
+    #[serde(default)]
+    pub actions: Vec<Action>,
 }
 
 /// Counters of a run.

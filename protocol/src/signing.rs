@@ -22,6 +22,10 @@ pub enum Domain {
     Result,
     /// A manifest of an artifact directory.
     Manifest,
+    /// A user's consent to an action above a task's ceiling.
+    Consent,
+    /// A user's revocation of a consent.
+    Revocation,
 }
 
 impl Domain {
@@ -32,6 +36,8 @@ impl Domain {
             Domain::Report => b"forager/v1/report\0",
             Domain::Result => b"forager/v1/result\0",
             Domain::Manifest => b"forager/v1/manifest\0",
+            Domain::Consent => b"forager/v1/consent\0",
+            Domain::Revocation => b"forager/v1/revocation\0",
         }
     }
 }

@@ -3,6 +3,7 @@
 //! A task arrives from the command line, a TOML or JSON file, or over the wire from
 //! `forager submit`; all three end in [`TaskSpec::validate`], which names the first bad field.
 
+use crate::consent::SignedConsent;
 use crate::risk::RiskClass;
 use crate::score::ScoreWeights;
 use serde::{Deserialize, Serialize};
@@ -23,6 +24,8 @@ pub const MAX_INPUT_BYTES: usize = 4096;
 pub const MAX_ACTION_BUDGET: u32 = 1_000_000;
 /// Deepest search allowed.
 pub const MAX_DEPTH: u32 = 256;
+/// Most consents one task carries.
+pub const MAX_CONSENTS: usize = 16;
 /// Compiled-size limit for URL regexes, so a hostile task cannot blow up memory.
 const REGEX_SIZE_LIMIT: usize = 1 << 20;
 
@@ -129,6 +132,11 @@ pub struct TaskSpec {
     /// their operator allowed it (`forager node --allow-reset-cmd`; `explore` always does).
     #[serde(default)]
     pub reset_cmd: Option<String>,
+    /// Actions above the ceiling the user allowed, each at one prefix
+    /// ([`crate::consent`]); not part of the task's id, so a run with consents resumes the
+    /// run that asked for them.
+    #[serde(default)]
+    pub consents: Vec<SignedConsent>,
 }
 
 /// A page to load, and a text it must show, to check a task's effect without repeating it.
@@ -224,6 +232,7 @@ impl TaskSpec {
             family: None,
             verify: None,
             reset_cmd: None,
+            consents: Vec::new(),
         }
     }
 
@@ -388,8 +397,46 @@ impl TaskSpec {
                 "must be 1 to 4096 bytes of shell command, without NUL",
             ));
         }
+        if self.consents.len() > MAX_CONSENTS {
+            return Err(TaskError::field(
+                "consents",
+                format!("at most {MAX_CONSENTS} consents per task"),
+            ));
+        }
+        let origins = self.origins();
+        for consent in &self.consents {
+            let consent = &consent.value;
+            if !origins.contains(&consent.origin) {
+                return Err(TaskError::field(
+                    "consents",
+                    format!(
+                        "a consent is for {}, an origin the task does not allow",
+                        consent.origin
+                    ),
+                ));
+            }
+            if consent.prefix.len() >= self.budget.max_depth as usize {
+                return Err(TaskError::field(
+                    "consents",
+                    "a consent's prefix is deeper than the task's max_depth",
+                ));
+            }
+        }
         debug_assert!(start.host().is_some());
         Ok(())
+    }
+
+    /// The origins the task acts on: the start URL's, then the allowed ones.
+    pub fn origins(&self) -> Vec<String> {
+        let mut origins: Vec<String> = url::Url::parse(&self.start_url)
+            .map(|u| vec![u.origin().ascii_serialization()])
+            .unwrap_or_default();
+        for origin in &self.allowed_origins {
+            if !origins.contains(origin) {
+                origins.push(origin.clone());
+            }
+        }
+        origins
     }
 
     /// The task family used to group trajectories for the replay bonus.

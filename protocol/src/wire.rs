@@ -30,9 +30,12 @@ pub struct TaskId(pub [u8; 16]);
 impl TaskId {
     /// The id of a task: a hash of its canonical encoding with input values redacted
     /// ([`TaskSpec::redacted`]), so that artifacts, which carry only the redacted task, name
-    /// the same id.
+    /// the same id, and without its consents, so that a run given consents is the run that
+    /// asked for them.
     pub fn of(task: &TaskSpec) -> Result<TaskId, CodecError> {
-        let digest = Sha256::digest(codec::canonical_bytes(&task.redacted())?);
+        let mut task = task.redacted();
+        task.consents.clear();
+        let digest = Sha256::digest(codec::canonical_bytes(&task)?);
         let mut id = [0u8; 16];
         id.copy_from_slice(&digest[..16]);
         Ok(TaskId(id))
@@ -141,14 +144,16 @@ pub struct WireCandidate {
 }
 
 /// The start state's candidates as the queen's root holds them: the branches (within the risk
-/// ceiling, in descending prior order, which is their numbering) and the actions that need
-/// approval.
+/// ceiling or consented to, in descending prior order, which is their numbering) and the
+/// actions that need approval.
 pub fn branch_candidates(
     candidates: Vec<WireCandidate>,
     ceiling: RiskClass,
+    consented: impl Fn(&WireCandidate) -> bool,
 ) -> (Vec<WireCandidate>, Vec<WireCandidate>) {
-    let (mut branches, approvals): (Vec<_>, Vec<_>) =
-        candidates.into_iter().partition(|c| c.risk <= ceiling);
+    let (mut branches, approvals): (Vec<_>, Vec<_>) = candidates
+        .into_iter()
+        .partition(|c| c.risk <= ceiling || consented(c));
     // Unvisited branches are tried in prior order (stable: equal priors keep the node's order).
     branches.sort_by(|a, b| b.prior.total_cmp(&a.prior));
     (branches, approvals)
@@ -961,6 +966,7 @@ pub(crate) mod tests {
                 prop::option::of(target())
             )
                 .prop_map(|(fields, submit)| Action::FillForm { fields, submit }),
+            prop::collection::vec(target(), 1..4).prop_map(|targets| Action::Check { targets }),
             text().prop_map(|key| Action::Press { key }),
             text().prop_map(|url| Action::Navigate { url }),
             Just(Action::Back),
@@ -1212,9 +1218,45 @@ pub(crate) mod tests {
                         family,
                         verify: verify.map(|(url, text)| crate::task::AfterCheck { url, text }),
                         reset_cmd,
+                        // Some tasks carry a consent, so the codec sees signed values in them.
+                        consents: if seed % 2 == 1 {
+                            vec![signed_consent(seed)]
+                        } else {
+                            Vec::new()
+                        },
                     }
                 },
             )
+    }
+
+    fn signed_consent(seed: u64) -> crate::consent::SignedConsent {
+        use rand::SeedableRng;
+        let key = ed25519_dalek::SigningKey::generate(&mut rand::rngs::StdRng::seed_from_u64(seed));
+        let step = |name: &str, key: u64| {
+            let action = Action::Click {
+                target: crate::action::Target {
+                    locators: vec![crate::action::Locator::Css("#place".into())],
+                    role: "button".into(),
+                    name: name.into(),
+                },
+            };
+            crate::consent::ConsentStep {
+                label: action.label(),
+                action,
+                key,
+            }
+        };
+        let consent = crate::consent::Consent {
+            version: crate::consent::CONSENT_VERSION,
+            task_id: format!("{seed:032x}"),
+            origin: "http://127.0.0.1:8080".into(),
+            prefix: vec![step("Checkout", seed)],
+            action: step("Place order", seed ^ 1),
+            risk: RiskClass::try_from(5).expect("a class"),
+            issued_at: seed,
+            expires_at: seed.saturating_add(3600),
+        };
+        crate::consent::sign_consent(&key, consent).expect("signed")
     }
 
     fn candidate() -> impl Strategy<Value = WireCandidate> {

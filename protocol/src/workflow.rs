@@ -53,6 +53,19 @@ pub struct Workflow {
     pub success: Vec<SuccessPredicate>,
     /// The steps, in order.
     pub steps: Vec<WorkflowStep>,
+    /// The task's risk ceiling: a step above it runs at replay only with a consent
+    /// (`forager replay --consent`) for it. Workflows without it predate consents and
+    /// replay every step.
+    #[serde(default = "no_ceiling")]
+    pub risk_ceiling: RiskClass,
+    /// The consents the run that found the steps was given (a record: a replay needs its
+    /// own, which may have been revoked since).
+    #[serde(default)]
+    pub consents: Vec<crate::consent::SignedConsent>,
+}
+
+fn no_ceiling() -> RiskClass {
+    RiskClass::Destructive
 }
 
 /// One step.
@@ -195,6 +208,9 @@ fn rank_targets(action: &Action) -> Action {
                 .collect(),
             submit: submit.as_ref().map(ranked),
         },
+        Action::Check { targets } => Action::Check {
+            targets: targets.iter().map(ranked).collect(),
+        },
         other => other.clone(),
     }
 }
@@ -275,6 +291,8 @@ pub fn compile(
         parameters: parameters.into_iter().collect(),
         success: task.success.clone(),
         steps: compiled,
+        risk_ceiling: task.risk_ceiling,
+        consents: task.consents.clone(),
     })
 }
 
@@ -285,6 +303,27 @@ impl Workflow {
         let mut bytes = serde_json::to_vec_pretty(self)?;
         bytes.push(b'\n');
         Ok(bytes)
+    }
+
+    /// The steps above the workflow's ceiling that no consent in `consents` permits (each
+    /// consent is taken as checked by the caller), by index. `key` is the search's action key.
+    pub fn unconsented_steps(
+        &self,
+        consents: &[crate::consent::Consent],
+        key: impl Fn(&Action) -> u64,
+    ) -> Vec<&WorkflowStep> {
+        let keys: Vec<u64> = self.steps.iter().map(|s| key(&s.action)).collect();
+        self.steps
+            .iter()
+            .enumerate()
+            .filter(|(i, step)| {
+                step.risk > self.risk_ceiling
+                    && !consents
+                        .iter()
+                        .any(|c| c.permits(&keys[..*i], keys[*i], step.risk))
+            })
+            .map(|(_, step)| step)
+            .collect()
     }
 
     /// Reads and validates a workflow file's bytes.

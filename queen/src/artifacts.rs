@@ -319,6 +319,8 @@ pub struct Verified {
     pub reproduced_steps: usize,
     /// Whether the task's read-only after-check held, when it was loaded.
     pub after_check: Option<bool>,
+    /// Steps above the task's risk ceiling, each covered by a consent the task carries.
+    pub consented_steps: usize,
     /// The queen that signed the trajectory.
     pub queen: String,
     /// The other files checked.
@@ -448,6 +450,43 @@ pub fn verify_run_dir(dir: &Path) -> Result<Verified, VerifyError> {
             "no success in the finder's report is this path",
         ));
     };
+
+    // Steps above the task's ceiling ran under a consent the task carries: signed by its
+    // key, for this task and an origin of it, permitting that step at that place. (Its
+    // expiry is the run's business, not the record's: a trajectory outlives its consents.)
+    let keys: Vec<u64> = actions
+        .iter()
+        .map(|a| forager_node::embed::action_key(&a.label()))
+        .collect();
+    let origins = body.task.origins();
+    let mut consents = Vec::new();
+    for (i, signed) in body.task.consents.iter().enumerate() {
+        let consent = signed
+            .check(&body.task_id, &origins, signed.value.issued_at, &[])
+            .map_err(|e| failed(file, "consent", format!("consent {}: {e}", i + 1)))?;
+        consents.push(consent);
+    }
+    let mut consented_steps = 0;
+    for (i, step) in body.steps.iter().enumerate() {
+        if step.step.risk <= body.task.risk_ceiling {
+            continue;
+        }
+        if !consents
+            .iter()
+            .any(|c| c.permits(&keys[..i], keys[i], step.step.risk))
+        {
+            return Err(failed(
+                file,
+                "consent",
+                format!(
+                    "step {} ({}) is above the task's ceiling and no consent covers it",
+                    i + 1,
+                    step.step.label
+                ),
+            ));
+        }
+        consented_steps += 1;
+    }
 
     // The reproducer: its signed replay reached pages of the same kinds, and the goal (or, on
     // a site whose writes are not repeated, the page of the first write, the evidence past it
@@ -599,6 +638,7 @@ pub fn verify_run_dir(dir: &Path) -> Result<Verified, VerifyError> {
         reproduced_by: body.reproduced_by.peer.clone(),
         reproduced_steps: reproduced,
         after_check: replay.after_check,
+        consented_steps,
         queen: document.queen.peer.clone(),
         files: names,
     })

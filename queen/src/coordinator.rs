@@ -155,6 +155,9 @@ enum Internal {
 #[derive(Debug, Clone)]
 struct Branch {
     id: BranchId,
+    /// Actions before the branch's own, from the start page: empty for a start-page branch;
+    /// a consent's prefix for the branch that resumes at an approved action.
+    lead: Vec<Action>,
     candidate: WireCandidate,
     prefix_fingerprints: Vec<Fingerprint>,
     assignments: u32,
@@ -169,6 +172,15 @@ struct Branch {
     exhausted: bool,
     /// The node that searched it last: it keeps the branch's tree, so it gets it again.
     holder: Option<PeerId>,
+}
+
+impl Branch {
+    /// The actions from the start page to the branch's root.
+    fn path(&self) -> Vec<Action> {
+        let mut path = self.lead.clone();
+        path.push(self.candidate.action.clone());
+        path
+    }
 }
 
 /// A success waiting to be reproduced.
@@ -410,6 +422,20 @@ impl Actor {
             |e: &dyn std::fmt::Display| Refusal::new(RefusalReason::InvalidTask, e.to_string());
         task.validate().map_err(|e| invalid(&e))?;
         let id = TaskId::of(&task).map_err(|e| invalid(&e))?;
+        if !task.consents.is_empty() {
+            let revocations = forager_node::consent::RevocationStore::for_user()
+                .map(|store| store.load())
+                .transpose()
+                .map_err(|e| Refusal::new(RefusalReason::Storage, e.to_string()))?
+                .unwrap_or_default();
+            forager_node::consent::check_consents(
+                &task,
+                &id,
+                forager_node::consent::unix_now(),
+                &revocations,
+            )
+            .map_err(|(n, e)| invalid(&format!("consent {n}: {e}")))?;
+        }
         if self.tasks.contains_key(&id) {
             return Ok(id);
         }
@@ -635,11 +661,16 @@ impl Actor {
                         b.in_flight_actions += actions;
                         b.holder = Some(node);
                         let expected = b.prefix_fingerprints.clone();
-                        let prefix = vec![b.candidate.action.clone()];
+                        let prefix = b.path();
                         run.journal.append(&JournalEvent::Assigned {
                             node: node.to_string(),
                             branch: branch.0,
-                            action: b.candidate.action.label(),
+                            action: b
+                                .path()
+                                .iter()
+                                .map(Action::label)
+                                .collect::<Vec<_>>()
+                                .join(" → "),
                             actions,
                         });
                         let request = Message::Assign(Box::new(BranchAssignment {
@@ -988,7 +1019,13 @@ impl TaskRun {
     }
 
     fn set_branches(&mut self, candidates: Vec<WireCandidate>) {
-        let (branches, approvals) = branch_candidates(candidates, self.task.risk_ceiling);
+        // The consents were checked when the task was accepted; here they are matched.
+        let task = &self.task;
+        let (branches, approvals) = branch_candidates(candidates, task.risk_ceiling, |c| {
+            task.consents
+                .iter()
+                .any(|s| s.value.permits(&[], c.key, c.risk))
+        });
         for candidate in approvals {
             self.approvals.push(FoundPath::new(
                 vec![candidate.action.clone()],
@@ -996,11 +1033,36 @@ impl TaskRun {
                 vec![candidate.risk],
             ));
         }
+        // A consent for an action past the start page resumes there: a branch whose prefix is
+        // the approved path and the approved action, tried first (its prior is above any
+        // other's). Numbered after the start page's branches, which keep their order.
+        let resumes: Vec<(Vec<Action>, WireCandidate)> = self
+            .task
+            .consents
+            .iter()
+            .filter(|c| !c.value.prefix.is_empty())
+            .map(|c| {
+                let consent = &c.value;
+                (
+                    consent.prefix.iter().map(|s| s.action.clone()).collect(),
+                    WireCandidate {
+                        action: consent.action.action.clone(),
+                        prior: 2.0,
+                        risk: consent.risk,
+                        key: consent.action.key,
+                        target: None,
+                    },
+                )
+            })
+            .collect();
         self.branches = branches
             .into_iter()
+            .map(|candidate| (Vec::new(), candidate))
+            .chain(resumes)
             .enumerate()
-            .map(|(i, candidate)| Branch {
+            .map(|(i, (lead, candidate))| Branch {
                 id: BranchId(i as u64),
+                lead,
                 candidate,
                 prefix_fingerprints: Vec::new(),
                 assignments: 0,
@@ -1445,7 +1507,7 @@ impl TaskRun {
         let prefix = self
             .branches
             .get(report.branch.0 as usize)
-            .map(|b| vec![b.candidate.action.clone()])
+            .map(Branch::path)
             .unwrap_or_default();
         self.kept_reports.push(KeptReport {
             attestation,
@@ -1516,6 +1578,7 @@ impl TaskRun {
                         prefix: prefix.iter().map(Action::label).collect(),
                         label: last.label(),
                         risk: a.risks.last().copied().unwrap_or(RiskClass::Destructive),
+                        actions: a.actions.clone(),
                     })
                 })
                 .collect(),

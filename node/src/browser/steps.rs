@@ -109,6 +109,15 @@ pub(crate) async fn perform(
         Action::Select { target, option } => {
             Heal::of(target, tab.select(target, &what, option).await?)
         }
+        Action::Check { targets } => {
+            let mut heal = None;
+            for target in targets {
+                let what = format!("choice {:?}", target.name);
+                let index = tab.click(target, &what).await?;
+                heal = Heal::deeper(heal, Heal::of(target, index));
+            }
+            heal
+        }
         Action::Press { key } => {
             tab.press(key).await?;
             None

@@ -106,6 +106,21 @@ pub struct SearchConfig {
     pub max_crash_retries: u32,
     /// Wall-clock limit.
     pub deadline: Option<Duration>,
+    /// Actions above the ceiling a user consented to, each at one path below the root.
+    pub consented: Vec<Consented>,
+}
+
+/// An action above the ceiling that a user consented to ([`forager_protocol::consent`]), as
+/// the tree matches it: the keys of the actions from the tree's root to the state, the
+/// action's key, and the highest class it may have.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Consented {
+    /// Keys of the actions from the root to the state where it is offered.
+    pub path: Vec<u64>,
+    /// The action's key.
+    pub key: u64,
+    /// The class the user saw it at.
+    pub risk: RiskClass,
 }
 
 impl Default for SearchConfig {
@@ -128,6 +143,7 @@ impl Default for SearchConfig {
             family: String::new(),
             max_crash_retries: 3,
             deadline: None,
+            consented: Vec::new(),
         }
     }
 }

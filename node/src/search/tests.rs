@@ -494,6 +494,54 @@ fn actions_above_the_ceiling_are_never_executed_and_are_reported() {
 }
 
 #[test]
+fn a_consent_lets_exactly_its_action_at_its_path_run() {
+    // Two class-5 actions: "buy" after "browse" (consented) and "buy" straight from the
+    // start (same action, another path: not consented).
+    let graph = || {
+        Graph::new(
+            2,
+            &[
+                (0, "buy", 3, 0.9),
+                (0, "browse", 1, 0.5),
+                (1, "buy", 2, 0.9),
+            ],
+        )
+        .with_risk("buy", RiskClass::Financial)
+    };
+    let consent = |path: Vec<u64>, risk| SearchConfig {
+        consented: vec![Consented {
+            path,
+            key: action_key("buy"),
+            risk,
+        }],
+        ..SearchConfig::default()
+    };
+    let mut allowed = graph();
+    let (report, _) = search(
+        &mut allowed,
+        consent(vec![action_key("browse")], RiskClass::Financial),
+    );
+    assert_eq!(report.finish, Finish::Solved);
+    assert_eq!(allowed.above_ceiling, 1, "only the consented buy ran");
+    assert_eq!(report.approvals.len(), 1, "the other buy still asks");
+    assert!(report.approvals[0].prefix.is_empty());
+
+    // A consent given at a lower class, or at another path, permits nothing.
+    for config in [
+        consent(vec![action_key("browse")], RiskClass::ExternalSubmission),
+        consent(vec![action_key("elsewhere")], RiskClass::Financial),
+    ] {
+        let mut refused = graph();
+        let (report, _) = search(&mut refused, config);
+        assert_eq!(
+            report.finish,
+            Finish::Failed(FailureReason::ApprovalRequired)
+        );
+        assert_eq!(refused.above_ceiling, 0);
+    }
+}
+
+#[test]
 fn rollouts_skip_actions_above_the_ceiling() {
     let mut graph = Graph::new(
         9,

@@ -483,7 +483,7 @@ impl<A: Clone> Search<A> {
                     node.deferred[node.next_deferred - 1].clone()
                 }
             };
-            if candidate.risk > self.config.risk_ceiling {
+            if candidate.risk > self.config.risk_ceiling && !self.consented(parent, &candidate) {
                 let child = self.add_child(parent, &candidate, None);
                 self.prune(
                     child,
@@ -685,6 +685,21 @@ impl<A: Clone> Search<A> {
                 }
             }
         }
+    }
+
+    /// Whether a user consented to `candidate` at `parent` (it is above the ceiling).
+    fn consented(&self, parent: NodeId, candidate: &Candidate<A>) -> bool {
+        if self.config.consented.is_empty() {
+            return false;
+        }
+        let path: Vec<u64> = self.path_nodes(parent)[1..]
+            .iter()
+            .map(|&id| self.nodes[id as usize].key)
+            .collect();
+        self.config
+            .consented
+            .iter()
+            .any(|c| c.key == candidate.key && candidate.risk <= c.risk && c.path == path)
     }
 
     /// Actions and fingerprints from the root to `id`.

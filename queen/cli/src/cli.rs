@@ -61,11 +61,37 @@ pub enum Command {
     /// Submit a task to a running queen and wait for its result. Same flags, result document
     /// and exit codes as `explore`.
     Submit(SubmitArgs),
-    /// Write a new random cluster key (swarm.key format) to a file.
+    /// Write a new random key to a file: a cluster key (swarm.key format), or with --user
+    /// your own signing key for consents (kept apart from peer keys; mode 0600).
     Key {
         /// Where.
         #[arg(long, value_name = "FILE")]
         out: PathBuf,
+        /// A user key (for `approve` and `revoke`) instead of a cluster key.
+        #[arg(long)]
+        user: bool,
+    },
+    /// Sign a consent for an action a run stopped at (approval_required): it lists what the
+    /// run asked for and, in a terminal, asks which; otherwise give --action N. The consent
+    /// names the task, the origin, the actions before it, the action and its risk class, and
+    /// an expiry. Run the same task again with --consent FILE and exactly that action may run
+    /// there; everything else above the ceiling still stops. Example:
+    ///
+    ///   forager key --user --out ~/.forager-user.key
+    ///   forager approve forager-runs/explore-1795321507 --key ~/.forager-user.key --action 1
+    ///   forager explore … --consent forager-runs/explore-1795321507/consent-1.json
+    #[command(verbatim_doc_comment)]
+    Approve(ApproveArgs),
+    /// Revoke a consent: a revocation signed with the consent's key, kept in this machine's
+    /// store (~/.local/share/forager/revocations). explore, submit, replay and every node on
+    /// this machine then refuse the consent by name.
+    Revoke {
+        /// The consent file.
+        #[arg(value_name = "CONSENT")]
+        consent: PathBuf,
+        /// The user key that signed it.
+        #[arg(long, value_name = "FILE")]
+        key: PathBuf,
     },
     /// Serve a bundled demo site on 127.0.0.1 and explore a task on it: search, a two-step
     /// form with a required input, a confirmation page. Prints where the artifacts are.
@@ -294,6 +320,32 @@ pub struct TaskArgs {
     /// JavaScript added to every document before its own scripts.
     #[arg(long, value_name = "FILE")]
     pub init_script: Option<PathBuf>,
+    /// A consent (from `forager approve`) for an action above the ceiling: it may then run,
+    /// at the place it was approved for. Repeatable. Checked before anything starts
+    /// (signature, task, origin, expiry, revocations).
+    #[arg(long = "consent", value_name = "FILE")]
+    pub consents: Vec<PathBuf>,
+}
+
+/// Arguments of `forager approve`.
+#[derive(Debug, Args)]
+pub struct ApproveArgs {
+    /// The run directory (result.json and events.jsonl of a run that stopped at
+    /// approval_required).
+    #[arg(value_name = "RUN_DIR")]
+    pub run: PathBuf,
+    /// Your user key (`forager key --user --out FILE`).
+    #[arg(long, value_name = "FILE")]
+    pub key: PathBuf,
+    /// Which of the listed actions to approve (1-based); asked interactively in a terminal.
+    #[arg(long, value_name = "N")]
+    pub action: Option<usize>,
+    /// How long the consent holds: 30m, 24h, 7d (at most 90 days).
+    #[arg(long, value_name = "DURATION", default_value = "24h")]
+    pub valid_for: String,
+    /// Where to write it (default RUN_DIR/consent-N.json).
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
 }
 
 /// Arguments of `forager explore`.
@@ -472,6 +524,10 @@ pub struct ReplayArgs {
     /// Wall-clock limit in seconds.
     #[arg(long, value_name = "SECS", default_value_t = 120, value_parser = clap::value_parser!(u64).range(1..=86_400))]
     pub timeout: u64,
+    /// A consent (from `forager approve`) for a step above the workflow's risk ceiling.
+    /// Repeatable. Without one, such a step is refused before a browser starts.
+    #[arg(long = "consent", value_name = "FILE")]
+    pub consents: Vec<PathBuf>,
 }
 
 /// Arguments of `forager demo`.

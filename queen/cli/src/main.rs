@@ -3,6 +3,7 @@
 //! `anyhow` here, at the edge, and typed everywhere below.
 
 mod cli;
+mod consent;
 mod demo;
 mod demo_site;
 mod embedder;
@@ -36,7 +37,10 @@ fn main() -> ExitCode {
         Command::Node(args) => runtime().and_then(|rt| peers::node(&args, &rt)),
         Command::Queen(args) => runtime().and_then(|rt| peers::queen(&args, &rt)),
         Command::Submit(args) => runtime().and_then(|rt| peers::submit(&args, &rt)),
-        Command::Key { out } => peers::key(&out),
+        Command::Key { out, user: false } => peers::key(&out),
+        Command::Key { out, user: true } => consent::create_user_key(&out),
+        Command::Approve(args) => consent::approve(&args),
+        Command::Revoke { consent, key } => consent::revoke_consent(&consent, &key, None),
         Command::Verify { dir, json } => verify::run(&dir, json),
         Command::Replay(args) => runtime().and_then(|rt| replay::run(&args, &rt)),
     };

@@ -44,6 +44,27 @@ pub fn load(
 /// Runs the command.
 pub fn run(args: &ReplayArgs, runtime: &tokio::runtime::Runtime) -> anyhow::Result<ExitCode> {
     let (workflow, inputs) = load(&args.workflow, &args.inputs)?;
+    let origins: Vec<String> = url::Url::parse(&workflow.start_url)
+        .map(|u| u.origin().ascii_serialization())
+        .into_iter()
+        .chain(workflow.allowed_origins.iter().cloned())
+        .collect();
+    let consents =
+        crate::consent::consents_for_replay(&workflow.task_id, &origins, &args.consents)?;
+    if let Some(step) = workflow
+        .unconsented_steps(&consents, |a| forager_node::embed::action_key(&a.label()))
+        .first()
+    {
+        return Err(BadInput(format!(
+            "step {} ({}, risk class {}) is above the workflow's ceiling ({}) and no --consent \
+             covers it: approve it (`forager approve`) and give the consent",
+            step.index,
+            step.label,
+            step.risk.level(),
+            workflow.risk_ceiling.level()
+        ))
+        .into());
+    }
     let init_script = read_init_script(args.init_script.as_deref())?;
     let out = args.out.clone().unwrap_or_else(|| default_out("replay"));
     std::fs::create_dir_all(&out)

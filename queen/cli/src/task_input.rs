@@ -121,6 +121,9 @@ pub fn build_task(args: &TaskArgs) -> Result<TaskSpec, BadInput> {
             text: text.clone(),
         });
     }
+    // Read against the task as the flags make it (a consent names the task's id).
+    let consents = crate::consent::consents_for(&task, &args.consents)?;
+    task.consents.extend(consents);
     task.validate().map_err(|e| BadInput(e.to_string()))?;
     Ok(task)
 }

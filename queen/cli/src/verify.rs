@@ -17,6 +17,7 @@ pub fn run(dir: &Path, json: bool) -> anyhow::Result<std::process::ExitCode> {
                 "reproduced_by": v.reproduced_by,
                 "reproduced_steps": v.reproduced_steps,
                 "after_check": v.after_check,
+                "consented_steps": v.consented_steps,
                 "queen": v.queen,
                 "files": v.files,
             }),
@@ -54,8 +55,14 @@ pub fn run(dir: &Path, json: bool) -> anyhow::Result<std::process::ExitCode> {
                 } else {
                     String::new()
                 };
+                let consented = match v.consented_steps {
+                    0 => String::new(),
+                    n => format!(
+                        "\n  {n} step(s) above the risk ceiling, each under a signed consent"
+                    ),
+                };
                 println!(
-                    "verified: {} ({} steps)\n  task {}\n  found by {}\n  reproduced by {}{attested}\n  signed by queen {}\n  files: {}",
+                    "verified: {} ({} steps)\n  task {}\n  found by {}\n  reproduced by {}{attested}{consented}\n  signed by queen {}\n  files: {}",
                     v.goal,
                     v.steps,
                     v.task_id,

@@ -146,6 +146,13 @@ pub(super) fn narration(step: &ResultStep) -> Markup {
             Action::Select { target, option } => {
                 "Chose “" (option) "” in “" (clip(&target.name, 80)) "”"
             }
+            Action::Check { targets } => {
+                "Checked "
+                @for (i, target) in targets.iter().enumerate() {
+                    @if i > 0 { ", " }
+                    "“" (clip(&target.name, 60)) "”"
+                }
+            }
             Action::Press { key } => { "Pressed " (key) }
             Action::Navigate { url } => { "Went to " (url) }
             Action::Back => { "Went back" }
@@ -250,6 +257,23 @@ fn summary_section(view: &RunView, result: &RunResult) -> Markup {
                             } @else {
                                 (approval.prefix.join(" → "))
                             }
+                        }
+                    }
+                }
+            }
+            @if let Some(task) = view.task.as_ref().filter(|t| !t.consents.is_empty()) {
+                p { "Allowed above the risk ceiling (" (task.risk_ceiling.level()) ") by a user's signed consent:" }
+                ul #consents {
+                    @for consent in &task.consents {
+                        li {
+                            code { (consent.value.action.label) } " (risk class " (consent.value.risk.level()) ") after "
+                            @if consent.value.prefix.is_empty() {
+                                "the start page"
+                            } @else {
+                                (consent.value.prefix.iter().map(|s| s.label.as_str()).collect::<Vec<_>>().join(" → "))
+                            }
+                            ", until " (consent.value.expires_at) " (Unix time), signed by "
+                            code { (data_encoding::HEXLOWER.encode(&consent.signer.as_bytes()[..8])) "…" }
                         }
                     }
                 }

@@ -479,6 +479,7 @@ mod tests {
             prefix: vec![HOSTILE.into()],
             label: HOSTILE.into(),
             risk: RiskClass::Financial,
+            actions: Vec::new(),
         }];
         let html = render_run(&entries, &result, &[None]);
         let places = [
@@ -519,6 +520,8 @@ mod tests {
             parameters: Vec::new(),
             success: Vec::new(),
             steps: Vec::new(),
+            risk_ceiling: RiskClass::DEFAULT_CEILING,
+            consents: Vec::new(),
         };
         let html = render_replay(&workflow, &result, &[None], Some(&[0xff, 0xd8]), Some(1));
         for place in [

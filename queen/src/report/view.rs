@@ -259,7 +259,14 @@ impl RunView {
                         .task
                         .as_ref()
                         .map_or(RiskClass::DEFAULT_CEILING, |t| t.risk_ceiling);
-                    let (branches, approvals) = branch_candidates(candidates.clone(), ceiling);
+                    let consents = view.task.as_ref().map(|t| t.consents.clone());
+                    let (branches, approvals) =
+                        branch_candidates(candidates.clone(), ceiling, |c| {
+                            consents
+                                .iter()
+                                .flatten()
+                                .any(|s| s.value.permits(&[], c.key, c.risk))
+                        });
                     view.approvals = approvals.len();
                     for candidate in branches {
                         let vertex = view.vertices.len();
