@@ -285,6 +285,21 @@ async fn shop_order(State(counters): Shared) -> Html<String> {
     page("Order confirmed", &format!("<p>Order confirmed: #{n}</p>"))
 }
 
+/// The shop's purchase task, the flags after `--url`: buying the laptop leads to the class-5
+/// "Place order".
+pub const SHOP_PURCHASE: [&str; 10] = [
+    "--goal",
+    "Buy the \"ThinkPad X1 Carbon\"",
+    "--success-text",
+    "Order confirmed",
+    "--input",
+    "name=Ada Lovelace",
+    "--input",
+    "address=12 Analytical Row",
+    "--budget",
+    "120",
+];
+
 /// The shop fixture.
 pub fn shop() -> Router<Arc<Counters>> {
     Router::new()

@@ -36,20 +36,8 @@ async fn approve_then_consent_completes_the_run_and_revoke_stops_replays() {
     let data_env = data.to_string_lossy().into_owned();
     let env = [("XDG_DATA_HOME", data_env.as_str())];
     let url = shop.url("/");
-    let task = [
-        "--url",
-        url.as_str(),
-        "--goal",
-        "Buy the \"ThinkPad X1 Carbon\"",
-        "--success-text",
-        "Order confirmed",
-        "--input",
-        "name=Ada Lovelace",
-        "--input",
-        "address=12 Analytical Row",
-        "--budget",
-        "120",
-    ];
+    let mut task = vec!["--url", url.as_str()];
+    task.extend(sites::SHOP_PURCHASE);
 
     // 1. The run stops before the order.
     let stopped = forager_env("consent-stop", &task, &env).await;
@@ -92,7 +80,7 @@ async fn approve_then_consent_completes_the_run_and_revoke_stops_replays() {
     let mut tampered = consent.clone();
     tampered.value.risk = forager_protocol::RiskClass::Destructive;
     std::fs::write(&forged, serde_json::to_vec(&tampered).expect("json")).expect("written");
-    let mut with_forged = task.to_vec();
+    let mut with_forged = task.clone();
     let forged_arg = forged.to_string_lossy().into_owned();
     with_forged.extend(["--consent", forged_arg.as_str()]);
     let refused = forager_env("consent-forged", &with_forged, &env).await;
@@ -101,7 +89,7 @@ async fn approve_then_consent_completes_the_run_and_revoke_stops_replays() {
     assert_eq!(shop.orders(), 0);
 
     // 4. The same task with the consent places the order and passes.
-    let mut with_consent = task.to_vec();
+    let mut with_consent = task.clone();
     with_consent.extend(["--consent", consent_path.as_str()]);
     let done = forager_env("consent-done", &with_consent, &env).await;
     let passed = done.passed();

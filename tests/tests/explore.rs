@@ -146,24 +146,10 @@ async fn assert_verifies_and_resists_tampering(run: &Run) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn checkout_stops_at_approval_and_places_no_order() {
     let shop = sites::serve(sites::shop()).await;
-    let run = forager(
-        "shop-checkout",
-        &[
-            "--url",
-            &shop.url("/"),
-            "--goal",
-            "Buy the \"ThinkPad X1 Carbon\"",
-            "--success-text",
-            "Order confirmed",
-            "--input",
-            "name=Ada Lovelace",
-            "--input",
-            "address=12 Analytical Row",
-            "--budget",
-            "120",
-        ],
-    )
-    .await;
+    let url = shop.url("/");
+    let mut args = vec!["--url", url.as_str()];
+    args.extend(sites::SHOP_PURCHASE);
+    let run = forager("shop-checkout", &args).await;
     let result = run.result.as_ref().expect("a result document");
     assert_eq!(result.status, Status::Failing, "{}", run.stderr);
     assert_eq!(run.code, Some(1));

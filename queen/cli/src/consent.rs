@@ -263,27 +263,10 @@ fn revocation_store(dir: Option<&Path>) -> Result<RevocationStore, BadInput> {
 /// Reads `--consent` files for `task` and checks each whole (signature, task, origin,
 /// expiry, this machine's revocations): a consent that cannot be used is bad input.
 pub fn consents_for(task: &TaskSpec, files: &[PathBuf]) -> Result<Vec<SignedConsent>, BadInput> {
-    if files.is_empty() {
-        return Ok(Vec::new());
-    }
-    let revocations = revocation_store(None)?
-        .load()
-        .map_err(|e| BadInput(e.to_string()))?;
     let task_id = TaskId::of(task)
         .map_err(|e| BadInput(e.to_string()))?
         .to_string();
-    let origins = task.origins();
-    let now = unix_now();
-    files
-        .iter()
-        .map(|file| {
-            let signed = read_consent(file).map_err(BadInput)?;
-            signed
-                .check(&task_id, &origins, now, &revocations)
-                .map_err(|e| BadInput(format!("consent {}: {e}", file.display())))?;
-            Ok(signed)
-        })
-        .collect()
+    checked_consents(&task_id, &task.origins(), files)
 }
 
 /// Reads `--consent` files for a workflow's replay: each must hold (signature, the
@@ -293,6 +276,18 @@ pub fn consents_for_replay(
     origins: &[String],
     files: &[PathBuf],
 ) -> Result<Vec<forager_protocol::consent::Consent>, BadInput> {
+    Ok(checked_consents(task_id, origins, files)?
+        .into_iter()
+        .map(|signed| signed.value)
+        .collect())
+}
+
+/// The consents in `files`, each checked whole for task `task_id` on `origins`, now.
+fn checked_consents(
+    task_id: &str,
+    origins: &[String],
+    files: &[PathBuf],
+) -> Result<Vec<SignedConsent>, BadInput> {
     if files.is_empty() {
         return Ok(Vec::new());
     }
@@ -306,8 +301,8 @@ pub fn consents_for_replay(
             let signed = read_consent(file).map_err(BadInput)?;
             signed
                 .check(task_id, origins, now, &revocations)
-                .cloned()
-                .map_err(|e| BadInput(format!("consent {}: {e}", file.display())))
+                .map_err(|e| BadInput(format!("consent {}: {e}", file.display())))?;
+            Ok(signed)
         })
         .collect()
 }
