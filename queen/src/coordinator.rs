@@ -1682,14 +1682,20 @@ impl TaskRun {
                 } else {
                     String::new()
                 };
+                // The deepest one is the nearest to the goal the search got (a riskier one
+                // near the start page is seldom on the way); the result lists them all.
+                let others = match self.approvals.len() {
+                    0 | 1 => String::new(),
+                    n => format!(" (and {} more in result.json)", n - 1),
+                };
                 match self
                     .approvals
                     .iter()
-                    .max_by_key(|a| a.risks.last().copied())
+                    .max_by_key(|a| (a.actions.len(), a.risks.last().copied()))
                     .and_then(|a| a.actions.last())
                 {
                     Some(action) => format!(
-                        "the way forward needs a human's approval: {}{spent}",
+                        "the way forward needs a human's approval: {}{others}{spent}",
                         action.label()
                     ),
                     None => format!("the way forward needs a human's approval{spent}"),

@@ -50,6 +50,9 @@ async fn approve_then_consent_completes_the_run_and_revoke_stops_replays() {
         .position(|a| a.label.contains("Place order"))
         .unwrap_or_else(|| panic!("{:?}", result.approval_required));
     assert_eq!(shop.orders(), 0);
+    // The failure names the approval nearest the goal.
+    let detail = &result.error.as_ref().expect("a named reason").detail;
+    assert!(detail.contains("Place order"), "{detail}");
 
     // 2. A user key; a cluster key is not one.
     let key = home.path().join("user.key");
