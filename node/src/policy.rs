@@ -387,7 +387,8 @@ struct Choices<'a> {
     undoing: bool,
     /// Some choice the goal names is not made yet.
     remaining: bool,
-    observation: &'a Observation,
+    /// The page's named choices (few: a label is looked up among them only).
+    choices: Vec<&'a Element>,
 }
 
 impl<'a> Choices<'a> {
@@ -404,15 +405,19 @@ impl<'a> Choices<'a> {
         ]
         .iter()
         .any(|w| goal_words.contains(w));
-        let remaining = observation
+        let choices: Vec<&Element> = observation
             .elements
             .iter()
-            .any(|e| is_choice(e) && !e.checked && names_phrase(&goal_words, &e.name));
+            .filter(|e| is_choice(e) && !e.name.is_empty())
+            .collect();
+        let remaining = choices
+            .iter()
+            .any(|e| !e.checked && names_phrase(&goal_words, &e.name));
         Choices {
             goal_words,
             undoing,
             remaining,
-            observation,
+            choices,
         }
     }
 
@@ -426,10 +431,10 @@ impl<'a> Choices<'a> {
         let toggled = if is_choice(element) {
             Some(element)
         } else {
-            self.observation
-                .elements
+            self.choices
                 .iter()
-                .find(|e| is_choice(e) && !e.name.is_empty() && e.name == element.name)
+                .copied()
+                .find(|e| e.name == element.name)
         };
         if let Some(choice) = toggled
             && choice.checked
