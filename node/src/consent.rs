@@ -237,25 +237,6 @@ pub fn prefix_risks(task: &TaskSpec, prefix: &[Action]) -> Vec<forager_protocol:
         .collect()
 }
 
-/// Whether a consent that holds permits `action` of class `risk` at the start URL (the
-/// queen's root, where branches begin).
-pub fn consented_at_start(
-    task: &TaskSpec,
-    task_id: &TaskId,
-    action: &Action,
-    risk: forager_protocol::RiskClass,
-    now: u64,
-    revocations: &[SignedRevocation],
-) -> bool {
-    let origins = task.origins();
-    let key = action_key(&action.label());
-    task.consents.iter().any(|signed| {
-        signed
-            .check(&task_id.to_string(), &origins, now, revocations)
-            .is_ok_and(|c| c.permits(&[], key, risk))
-    })
-}
-
 /// A consent read from a file, with the reason it cannot be used by name.
 pub fn read_consent(path: &Path) -> Result<SignedConsent, String> {
     let small = std::fs::metadata(path)
@@ -341,14 +322,7 @@ mod tests {
         let mut task = task();
         task.consents = vec![consent(&task, &[], click("Place order"))];
         let id = TaskId::of(&task).expect("an id");
-        assert!(consented_at_start(
-            &task,
-            &id,
-            &click("Place order"),
-            RiskClass::Financial,
-            200,
-            &[]
-        ));
+        assert_eq!(consented_below(&task, &id, &[], 200, &[]).len(), 1);
         let key = ed25519_dalek::SigningKey::generate(&mut rand::rngs::StdRng::seed_from_u64(3));
         store
             .add(&revoke(&key, &task.consents[0], 150).expect("signed"))
@@ -356,14 +330,7 @@ mod tests {
         std::fs::write(store.dir().join("junk.json"), b"{not json").expect("written");
         let revocations = store.load().expect("loaded");
         assert_eq!(revocations.len(), 1);
-        assert!(!consented_at_start(
-            &task,
-            &id,
-            &click("Place order"),
-            RiskClass::Financial,
-            200,
-            &revocations
-        ));
+        assert!(consented_below(&task, &id, &[], 200, &revocations).is_empty());
         assert!(matches!(
             check_consents(&task, &id, 200, &revocations),
             Err((1, ConsentError::Revoked(150)))
