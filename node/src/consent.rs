@@ -98,7 +98,7 @@ impl RevocationStore {
             source,
         };
         std::fs::create_dir_all(&self.dir).map_err(io)?;
-        let name = revocation.value.consent.to_hex();
+        let name = revocation.value.subject.to_hex();
         let path = self.dir.join(format!("{name}.json"));
         let temporary = self.dir.join(format!(".{name}.json.tmp"));
         let bytes = serde_json::to_vec_pretty(revocation)

@@ -45,6 +45,9 @@ pub struct StateInfo {
     /// The step that led here ended a logged-in session, and the goal does not ask for that:
     /// the search prunes it (`session_lost`).
     pub session_lost: bool,
+    /// A login form on an origin of the task's mounted session capsule: the session no
+    /// longer holds. The search prunes it (`session_expired`); at the root the run ends so.
+    pub session_expired: bool,
     /// The page reports a transient failure (HTTP 5xx, a network error page): trying again
     /// may reach the real state.
     pub transient: bool,

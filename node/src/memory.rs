@@ -296,6 +296,7 @@ mod tests {
             page_family,
             logged_in: false,
             session_lost: false,
+            session_expired: false,
             transient: false,
         }
     }

@@ -30,7 +30,7 @@ use forager_protocol::wire::{
     ReplayRequest, StepSeen, SyncRequest, TaskId, TraceStep, TreeNode, TreeSnapshot, TreeStatus,
     WireCandidate,
 };
-use forager_protocol::{Action, FailureReason, Fingerprint, TaskSpec};
+use forager_protocol::{Action, FailureReason, Fingerprint, PruneReason, TaskSpec};
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -638,6 +638,9 @@ async fn expand<F: EnvFactory>(
     if let Err(e) = request.task.validate() {
         return Refusal::new(RefusalReason::InvalidTask, e.to_string()).into();
     }
+    if let Err(detail) = check_capsule(&request.task) {
+        return Refusal::new(RefusalReason::InvalidTask, detail).into();
+    }
     let mut env = match factory.create(&request.task, false) {
         Ok(env) => env,
         Err(e) => {
@@ -678,6 +681,7 @@ async fn expand<F: EnvFactory>(
                 root: state.fingerprint,
                 success: state.success,
                 value_hint: state.value_hint,
+                session_expired: state.session_expired,
                 candidates: candidates
                     .into_iter()
                     .map(|c| WireCandidate {
@@ -703,6 +707,42 @@ async fn expand<F: EnvFactory>(
 struct Remembered {
     memory: Arc<dyn ReplayMemory + Send + Sync>,
     goal: Option<(TrajectoryVector, forager_protocol::wire::EmbedderId)>,
+}
+
+/// Whether the task's session capsule may be mounted here: not expired, not revoked on this
+/// machine (read now, so a capsule revoked while the node runs stops the next request).
+fn check_capsule(task: &TaskSpec) -> Result<(), String> {
+    let Some(capsule) = &task.capsule else {
+        return Ok(());
+    };
+    let now = crate::consent::unix_now();
+    if now >= capsule.expires_at {
+        return Err(format!(
+            "capsule {}: expired at {} (now {now})",
+            capsule.id.to_hex(),
+            capsule.expires_at
+        ));
+    }
+    let Some(revocations) = revocations() else {
+        return Err("capsule: this machine's revocations cannot be read".into());
+    };
+    if let Some(revoked) = revocations.iter().find(|r| {
+        r.signer
+            .as_bytes()
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect::<String>()
+            == capsule.signer
+            && r.verify(forager_protocol::signing::Domain::Revocation)
+                .is_ok_and(|r| r.subject == capsule.id)
+    }) {
+        return Err(format!(
+            "capsule {}: revoked at {}",
+            capsule.id.to_hex(),
+            revoked.value.revoked_at
+        ));
+    }
+    Ok(())
 }
 
 /// The revocations this machine knows of, read now (a consent revoked while the node runs
@@ -770,6 +810,9 @@ async fn search_branch<F: EnvFactory>(
     remembered: Remembered,
     rollouts: mpsc::Sender<Announcement>,
 ) -> Message {
+    if let Err(detail) = check_capsule(&assignment.task) {
+        return Refusal::new(RefusalReason::InvalidTask, detail).into();
+    }
     let key = (assignment.task_id, assignment.branch);
     let checked_out = match branches.lock() {
         Ok(mut map) => map.check_out(key),
@@ -1023,14 +1066,29 @@ async fn run_branch<E: Environment<Action = Action>>(
                         // As a node's tree prunes such a child: nothing below it is new.
                         return Ok(None);
                     }
+                    if step.state.session_expired && !step.state.success {
+                        return Ok(Some(Err(())));
+                    }
                     prefix.push((action.clone(), step.state.fingerprint));
                     here = step.state;
                 }
-                Ok::<_, EnvError>(Some(prefix))
+                Ok::<_, EnvError>(Some(Ok(prefix)))
             }
             .await;
             let prefix = match reached {
-                Ok(Some(prefix)) => prefix,
+                Ok(Some(Ok(prefix))) => prefix,
+                Ok(Some(Err(()))) => {
+                    report.error = Some(
+                        "the branch lands on a login page: the mounted session no longer holds"
+                            .into(),
+                    );
+                    report
+                        .counters
+                        .pruned
+                        .insert(PruneReason::SessionExpired.kind().to_owned(), 1);
+                    report.exhausted = true;
+                    return report;
+                }
                 Ok(None) => {
                     report.error =
                         Some("the branch's action changed nothing, or ended the task".into());
@@ -1321,6 +1379,9 @@ async fn replay<F: EnvFactory>(
     identity: &NodeIdentity,
     request: ReplayRequest,
 ) -> Message {
+    if let Err(detail) = check_capsule(&request.task) {
+        return Refusal::new(RefusalReason::InvalidTask, detail).into();
+    }
     let mut report = ReplayReport {
         task: request.task_id,
         fingerprints: Vec::new(),

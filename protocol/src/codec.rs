@@ -14,7 +14,7 @@ use serde::de::DeserializeOwned;
 /// Leading bytes of every frame.
 pub const MAGIC: [u8; 4] = *b"FRGR";
 /// The wire version this build speaks.
-pub const WIRE_VERSION: u16 = 8;
+pub const WIRE_VERSION: u16 = 9;
 /// The largest frame any forager message may have, in bytes.
 pub const MAX_FRAME_BYTES: usize = 1 << 20;
 /// Bytes before the body.
@@ -165,11 +165,11 @@ mod tests {
         bad_magic[0] = b'X';
         assert_eq!(decode::<u32>(&bad_magic, 1024), Err(CodecError::BadMagic));
         let mut future = frame.clone();
-        future[5] = 9;
+        future[5] = 99;
         assert_eq!(
             decode::<u32>(&future, 1024),
             Err(CodecError::UnsupportedVersion {
-                found: 9,
+                found: 99,
                 supported: WIRE_VERSION
             })
         );

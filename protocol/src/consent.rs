@@ -70,8 +70,10 @@ pub type SignedConsent = Signed<Consent>;
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Revocation {
-    /// [`consent_digest`] of the signed consent.
-    pub consent: Digest32,
+    /// What it revokes: [`consent_digest`] of a signed consent, or
+    /// [`crate::capsule::capsule_digest`] of a signed capsule.
+    #[serde(alias = "consent")]
+    pub subject: Digest32,
     /// When (Unix seconds).
     pub revoked_at: u64,
 }
@@ -154,7 +156,7 @@ pub fn revoke(
         key,
         Domain::Revocation,
         Revocation {
-            consent: consent_digest(consent)?,
+            subject: consent_digest(consent)?,
             revoked_at: now,
         },
     )
@@ -194,7 +196,7 @@ impl SignedConsent {
         if let Some(revoked) = revocations.iter().find(|r| {
             r.signer == self.signer
                 && r.verify(Domain::Revocation)
-                    .is_ok_and(|r| r.consent == digest)
+                    .is_ok_and(|r| r.subject == digest)
         }) {
             return Err(ConsentError::Revoked(revoked.value.revoked_at));
         }

@@ -15,6 +15,7 @@
 //! - [`signing`]: Ed25519 signatures over a domain-separated canonical encoding.
 //! - [`consent`]: a user's signed permission for one action above the ceiling, and its
 //!   revocation.
+//! - [`capsule`]: a logged-in session, sealed and signed, with its reuse policy; TOTP codes.
 //! - [`wire`]: the messages peers exchange, and why a peer refuses a request.
 //! - [`digest`]: SHA-256 digests (raw on the wire, hex in documents).
 //! - [`result`]: the result document (`result.json`) every run writes.
@@ -27,6 +28,7 @@
 
 pub mod action;
 pub mod artifact;
+pub mod capsule;
 pub mod codec;
 pub mod consent;
 pub mod digest;

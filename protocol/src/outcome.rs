@@ -37,6 +37,9 @@ pub enum FailureReason {
     /// A replayed workflow step did not leave the page its workflow expects (URL path, text,
     /// fingerprint family), or the success predicates did not hold after the last step.
     PostconditionFailed,
+    /// The task's session capsule no longer logs in (a page of its origin asked for a login)
+    /// and no credentials were given to capture it again.
+    SessionExpired,
 }
 
 impl FailureReason {
@@ -55,6 +58,7 @@ impl FailureReason {
             FailureReason::Interrupted => "interrupted",
             FailureReason::ActionFailed => "action_failed",
             FailureReason::PostconditionFailed => "postcondition_failed",
+            FailureReason::SessionExpired => "session_expired",
         }
     }
 }
@@ -97,6 +101,9 @@ pub enum PruneReason {
     /// The action ended a logged-in session (logged out, or landed on a login form) and the
     /// goal does not ask for that: everything past it would start over.
     SessionLost,
+    /// The task mounts a session capsule and the page asks to log in on one of its origins:
+    /// the captured session no longer holds there.
+    SessionExpired,
 }
 
 impl PruneReason {
@@ -113,6 +120,7 @@ impl PruneReason {
             PruneReason::ReplayUnsafe => "replay_unsafe",
             PruneReason::DeadEnd => "dead_end",
             PruneReason::SessionLost => "session_lost",
+            PruneReason::SessionExpired => "session_expired",
         }
     }
 }
@@ -146,11 +154,14 @@ mod tests {
             FailureReason::NotReproduced,
             FailureReason::NavigationFailed,
             FailureReason::Interrupted,
+            FailureReason::SessionExpired,
         ] {
             let json = serde_json::to_string(&reason).expect("serialises");
             assert_eq!(json, format!("\"{}\"", reason.as_str()));
         }
         let json = serde_json::to_string(&PruneReason::Loop).expect("serialises");
         assert_eq!(json, "\"loop\"");
+        let json = serde_json::to_string(&PruneReason::SessionExpired).expect("serialises");
+        assert_eq!(json, format!("\"{}\"", PruneReason::SessionExpired.kind()));
     }
 }

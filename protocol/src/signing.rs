@@ -24,8 +24,10 @@ pub enum Domain {
     Manifest,
     /// A user's consent to an action above a task's ceiling.
     Consent,
-    /// A user's revocation of a consent.
+    /// A user's revocation of a consent or a capsule.
     Revocation,
+    /// A user's sealed session capsule.
+    Capsule,
 }
 
 impl Domain {
@@ -38,6 +40,7 @@ impl Domain {
             Domain::Manifest => b"forager/v1/manifest\0",
             Domain::Consent => b"forager/v1/consent\0",
             Domain::Revocation => b"forager/v1/revocation\0",
+            Domain::Capsule => b"forager/v1/capsule\0",
         }
     }
 }

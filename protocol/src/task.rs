@@ -3,6 +3,7 @@
 //! A task arrives from the command line, a TOML or JSON file, or over the wire from
 //! `forager submit`; all three end in [`TaskSpec::validate`], which names the first bad field.
 
+use crate::capsule::{CapsuleRef, SessionState};
 use crate::consent::SignedConsent;
 use crate::risk::RiskClass;
 use crate::score::ScoreWeights;
@@ -137,6 +138,15 @@ pub struct TaskSpec {
     /// run that asked for them.
     #[serde(default)]
     pub consents: Vec<SignedConsent>,
+    /// The session capsule the task mounts, as a record (no secret); not part of the task's
+    /// id, like the consents.
+    #[serde(default)]
+    pub capsule: Option<CapsuleRef>,
+    /// The capsule's opened session, mounted into every browser context the task opens. It
+    /// travels to nodes inside the task over the encrypted cluster connection only:
+    /// [`TaskSpec::redacted`], which every artifact and journal holds, drops it.
+    #[serde(default)]
+    pub session: Option<SessionState>,
 }
 
 /// A page to load, and a text it must show, to check a task's effect without repeating it.
@@ -195,12 +205,13 @@ fn is_redacted(value: &str) -> bool {
 }
 
 impl TaskSpec {
-    /// The task with every input value replaced by `sha256:<hex digest>`: what artifacts
-    /// carry (someone who knows a value can check it; no one else learns it) and what the
-    /// task id is computed over. Redacting twice changes nothing.
+    /// The task with every input value replaced by `sha256:<hex digest>` and without its
+    /// mounted session: what artifacts carry (someone who knows a value can check it; no one
+    /// else learns it) and what the task id is computed over. Redacting twice changes nothing.
     pub fn redacted(&self) -> TaskSpec {
         use sha2::Digest;
         let mut task = self.clone();
+        task.session = None;
         for value in task.inputs.values_mut() {
             if !is_redacted(value) {
                 let digest = sha2::Sha256::digest(value.as_bytes());
@@ -233,6 +244,8 @@ impl TaskSpec {
             verify: None,
             reset_cmd: None,
             consents: Vec::new(),
+            capsule: None,
+            session: None,
         }
     }
 
@@ -419,6 +432,17 @@ impl TaskSpec {
                 return Err(TaskError::field(
                     "consents",
                     "a consent's prefix is deeper than the task's max_depth",
+                ));
+            }
+        }
+        if let Some(session) = &self.session {
+            session
+                .check()
+                .map_err(|e| TaskError::field("session", e.to_string()))?;
+            if self.capsule.is_none() {
+                return Err(TaskError::field(
+                    "session",
+                    "a session is mounted only with the capsule it came from",
                 ));
             }
         }

@@ -30,11 +30,12 @@ pub struct TaskId(pub [u8; 16]);
 impl TaskId {
     /// The id of a task: a hash of its canonical encoding with input values redacted
     /// ([`TaskSpec::redacted`]), so that artifacts, which carry only the redacted task, name
-    /// the same id, and without its consents, so that a run given consents is the run that
-    /// asked for them.
+    /// the same id, and without its consents and capsule, so that a run given consents (or a
+    /// refreshed capsule) is the run that asked for them.
     pub fn of(task: &TaskSpec) -> Result<TaskId, CodecError> {
         let mut task = task.redacted();
         task.consents.clear();
+        task.capsule = None;
         let digest = Sha256::digest(codec::canonical_bytes(&task)?);
         let mut id = [0u8; 16];
         id.copy_from_slice(&digest[..16]);
@@ -177,6 +178,9 @@ pub struct ExpandReport {
     pub success: bool,
     /// The start state's value hint.
     pub value_hint: f64,
+    /// The task mounts a session capsule and the start page asks to log in on one of its
+    /// origins: the session no longer holds.
+    pub session_expired: bool,
     /// The actions possible there.
     pub candidates: Vec<WireCandidate>,
 }
@@ -1224,6 +1228,30 @@ pub(crate) mod tests {
                         } else {
                             Vec::new()
                         },
+                        // Some mount a session, so the codec sees one inside a task.
+                        capsule: (seed % 3 == 0).then(|| crate::capsule::CapsuleRef {
+                            id: crate::digest::Digest32([seed as u8; 32]),
+                            signer: "ab".repeat(32),
+                            origins: vec!["http://127.0.0.1:8080".into()],
+                            expires_at: seed,
+                        }),
+                        session: (seed % 3 == 0).then(|| crate::capsule::SessionState {
+                            cookies: vec![crate::capsule::SessionCookie {
+                                name: "sid".into(),
+                                value: format!("v{seed}"),
+                                domain: "127.0.0.1".into(),
+                                path: "/".into(),
+                                expires: (seed % 2 == 0).then_some(seed),
+                                http_only: true,
+                                secure: false,
+                                same_site: None,
+                            }],
+                            storage: vec![crate::capsule::OriginStorage {
+                                origin: "http://127.0.0.1:8080".into(),
+                                local: vec![("k".into(), "v".into())],
+                                session: Vec::new(),
+                            }],
+                        }),
                     }
                 },
             )
@@ -1294,6 +1322,7 @@ pub(crate) mod tests {
                             root,
                             success,
                             value_hint,
+                            session_expired: !success && value_hint > 0.5,
                             candidates,
                         }
                     }),

@@ -28,7 +28,7 @@ use forager_protocol::wire::{
     branch_candidates, judge_reproduction, verified_pages,
 };
 use forager_protocol::workflow::WORKFLOW_FILE;
-use forager_protocol::{Action, FailureReason, Fingerprint, RiskClass, TaskSpec};
+use forager_protocol::{Action, FailureReason, Fingerprint, PruneReason, RiskClass, TaskSpec};
 use libp2p::PeerId;
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::path::PathBuf;
@@ -1085,6 +1085,10 @@ impl TaskRun {
             candidates: report.candidates.clone(),
         });
         self.states.insert(report.root, (0, ROOT_OWNER));
+        if report.session_expired && !report.success {
+            self.finish_failing(FailureReason::SessionExpired);
+            return;
+        }
         if report.success {
             // The start page already satisfies the task: an empty path, trivially reproduced.
             self.finish_pass(Vec::new(), Vec::new(), node, node, Vec::new(), None);
@@ -1664,7 +1668,30 @@ impl TaskRun {
     }
 
     fn finish_failing(&mut self, reason: FailureReason) {
+        // A search that ran out where the mounted session stopped holding failed because of
+        // the session: that is what the user can fix.
+        let expired = self
+            .counters
+            .pruned
+            .get(PruneReason::SessionExpired.kind())
+            .copied()
+            .unwrap_or(0);
+        let reason = match reason {
+            FailureReason::SearchExhausted
+            | FailureReason::BudgetExhausted
+            | FailureReason::NoProgress
+                if expired > 0 && self.task.capsule.is_some() =>
+            {
+                FailureReason::SessionExpired
+            }
+            other => other,
+        };
         let detail = match reason {
+            FailureReason::SessionExpired => format!(
+                "the session capsule no longer logs in: {} page(s) of its origins asked for a \
+                 login; capture it again (forager capsule refresh) or give the credentials",
+                expired.max(1)
+            ),
             FailureReason::BudgetExhausted => format!(
                 "the cluster spent its {} actions without a reproduced success",
                 self.task.budget.actions

@@ -17,7 +17,22 @@ pub struct LoopbackServer {
 impl LoopbackServer {
     /// Binds 127.0.0.1 on a port the system picks and serves `router` there.
     pub async fn start(router: axum::Router) -> std::io::Result<LoopbackServer> {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+        LoopbackServer::start_on(std::net::Ipv4Addr::LOCALHOST, router).await
+    }
+
+    /// The same on another loopback address (127.0.0.0/8: a second host name, so a second
+    /// cookie domain); any other address is refused.
+    pub async fn start_on(
+        ip: std::net::Ipv4Addr,
+        router: axum::Router,
+    ) -> std::io::Result<LoopbackServer> {
+        if !ip.is_loopback() {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                format!("{ip} is not a loopback address"),
+            ));
+        }
+        let listener = tokio::net::TcpListener::bind((ip, 0)).await?;
         let address = listener.local_addr()?;
         let (stop, stopped) = oneshot::channel::<()>();
         let task = tokio::spawn(async move {

@@ -271,10 +271,11 @@ fn now_ms() -> u64 {
 impl Journal {
     /// Creates a task's directory and journal, starting with the task itself, its input
     /// values redacted: they go to `inputs.json` beside it (owner-only), which a resuming queen
-    /// reads and no artifact copies.
+    /// reads and no artifact copies. A task with a session capsule cannot be resumed (its
+    /// session is never written), so its inputs (often the login's credentials) are not kept.
     pub fn create(dir: &Path, task: &TaskSpec) -> std::io::Result<Journal> {
         std::fs::create_dir_all(dir)?;
-        if !task.inputs.is_empty() {
+        if !task.inputs.is_empty() && task.capsule.is_none() {
             write_private(
                 &dir.join(INPUTS_FILE),
                 &serde_json::to_vec(&task.inputs).map_err(std::io::Error::other)?,
@@ -370,6 +371,12 @@ impl Journal {
             let (Some(mut task), false) = (task, finished) else {
                 continue;
             };
+            // A capsule's session is never written to disk, so its task cannot go on logged
+            // in: it must be submitted again (with the capsule).
+            if task.capsule.is_some() {
+                tracing::error!(dir = %dir.display(), "the task mounted a session capsule, which is never written to disk; it cannot be resumed: submit it again");
+                continue;
+            }
             // Version 1 journals hold inputs in clear: such a task is whole already.
             let redacted = !task.inputs.is_empty() && task.redacted() == task;
             if redacted {

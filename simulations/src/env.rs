@@ -91,6 +91,7 @@ impl SimEnvironment {
             page_family: self.tables.locations[state.page as usize].rotate_left(17),
             logged_in: false,
             session_lost: false,
+            session_expired: false,
             transient: page.kind == PageKind::Glitch,
         }
     }

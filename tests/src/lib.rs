@@ -59,6 +59,7 @@ pub fn run_forager(args: &[&str], limit: Duration) -> Output {
 
 pub mod app;
 pub mod bench;
+pub mod mail;
 pub mod sites;
 
 /// The processes of this machine: (pid, /proc/<pid>).

@@ -49,6 +49,9 @@ pub struct EnvOptions {
     /// Whether a task's reset command (`TaskSpec::reset_cmd`) may run on this machine: off by
     /// default for nodes (a task would run a shell command there), on for `forager explore`.
     pub allow_reset: bool,
+    /// Keep the browser session of the first state where the success predicates hold
+    /// ([`ChromiumEnv::take_captured`]): how `forager capsule capture` logs in once.
+    pub capture_session: bool,
 }
 
 impl std::fmt::Debug for EnvOptions {
@@ -59,6 +62,7 @@ impl std::fmt::Debug for EnvOptions {
             .field("reuse_pages", &self.reuse_pages)
             .field("model", &self.model.is_some())
             .field("allow_reset", &self.allow_reset)
+            .field("capture_session", &self.capture_session)
             .finish()
     }
 }
@@ -72,6 +76,7 @@ impl Default for EnvOptions {
             reuse_pages: true,
             model: None,
             allow_reset: false,
+            capture_session: false,
         }
     }
 }
@@ -224,6 +229,8 @@ pub struct ChromiumEnv {
     root: Option<Fingerprint>,
     /// A tab being opened in the background, so that a restore need not wait for one.
     spare: Option<tokio::task::JoinHandle<Result<Tab, EnvError>>>,
+    /// The session at the first success, with [`EnvOptions::capture_session`].
+    captured: Option<forager_protocol::capsule::SessionState>,
 }
 
 /// Pages past a write an environment keeps the evidence of.
@@ -292,7 +299,13 @@ impl ChromiumEnv {
             stats: EnvStats::default(),
             root: None,
             spare: None,
+            captured: None,
         })
+    }
+
+    /// The session captured at the first success ([`EnvOptions::capture_session`]), once.
+    pub fn take_captured(&mut self) -> Option<forager_protocol::capsule::SessionState> {
+        self.captured.take()
     }
 
     /// Counters.
@@ -378,7 +391,7 @@ impl ChromiumEnv {
             Some(tab) => tab,
             None => {
                 self.stats.tabs_opened += 1;
-                Tab::open(
+                let tab = Tab::open(
                     browser.clone(),
                     self.guard.clone(),
                     self.network.clone(),
@@ -386,7 +399,11 @@ impl ChromiumEnv {
                     self.options.init_script.as_deref(),
                     self.options.timeouts,
                 )
-                .await?
+                .await?;
+                if let Some(session) = &self.task.session {
+                    tab.mount(session).await?;
+                }
+                tab
             }
         };
         self.stats.tabs_opened += 1;
@@ -395,8 +412,14 @@ impl ChromiumEnv {
         let seed = self.task.seed;
         let init = self.options.init_script.clone();
         let timeouts = self.options.timeouts;
+        let task = self.task.clone();
         self.spare = Some(tokio::spawn(async move {
-            Tab::open(browser, guard, network, seed, init.as_deref(), timeouts).await
+            let tab = Tab::open(browser, guard, network, seed, init.as_deref(), timeouts).await?;
+            // Every context the task opens is logged in before its first request.
+            if let Some(session) = &task.session {
+                tab.mount(session).await?;
+            }
+            Ok(tab)
         }));
         Ok(tab)
     }
@@ -621,6 +644,10 @@ impl ChromiumEnv {
             })
         };
         let success = self.predicates.hold(tab, &observation).await?;
+        if success && self.options.capture_session && self.captured.is_none() {
+            // A login task: the session is taken where the predicates say "logged in".
+            self.captured = Some(tab.capture_session().await?);
+        }
         let dead_end = !success && self.failures.any_holds(tab, &observation).await?;
         match prepared.await {
             Ok(took) => {
@@ -652,6 +679,14 @@ impl ChromiumEnv {
         } else {
             0.0
         };
+        // A login form where a mounted capsule should have logged us in: it no longer does.
+        let session_expired = !success
+            && password
+            && self.task.session.is_some()
+            && self.task.capsule.as_ref().is_some_and(|capsule| {
+                forager_protocol::capsule::origin_of(&observation.url)
+                    .is_some_and(|origin| capsule.origins.contains(&origin))
+            });
         let transient = observation.http_status.is_some_and(|s| s >= 500)
             || observation.url.starts_with("chrome-error://");
         let state = StateInfo {
@@ -668,6 +703,7 @@ impl ChromiumEnv {
                 .iter()
                 .any(|e| crate::policy::ends_session(&e.name)),
             session_lost: false,
+            session_expired,
             transient,
         };
         let summary = self

@@ -27,6 +27,8 @@ pub struct ReplayOptions {
     pub init_script: Option<String>,
     /// Take a screenshot after every step (one is always taken where a step fails).
     pub screenshots: bool,
+    /// A capsule's session (restricted to its origins), mounted before the first request.
+    pub session: Option<forager_protocol::capsule::SessionState>,
 }
 
 /// What one step did.
@@ -230,6 +232,15 @@ pub async fn replay_workflow(
             return run;
         }
     };
+    if let Some(session) = &options.session
+        && let Err(error) = tab.mount(session).await
+    {
+        tab.close().await;
+        run.failure = Some(ReplayFailure::Browser(format!(
+            "mounting the capsule: {error}"
+        )));
+        return run;
+    }
     let walked = walk(
         &tab,
         workflow,

@@ -15,10 +15,15 @@ use chromiumoxide::cdp::browser_protocol::input::{
     DispatchKeyEventParams, DispatchKeyEventType, InsertTextParams,
 };
 use chromiumoxide::cdp::browser_protocol::inspector::EventTargetCrashed;
-use chromiumoxide::cdp::browser_protocol::network::ErrorReason;
+use chromiumoxide::cdp::browser_protocol::network::{
+    CookieParam, CookieSameSite, ErrorReason, TimeSinceEpoch,
+};
 use chromiumoxide::cdp::browser_protocol::page::{
     AddScriptToEvaluateOnNewDocumentParams, CaptureScreenshotFormat, EventJavascriptDialogOpening,
     HandleJavaScriptDialogParams,
+};
+use chromiumoxide::cdp::browser_protocol::storage::{
+    GetCookiesParams as StorageGetCookies, SetCookiesParams as StorageSetCookies,
 };
 use chromiumoxide::cdp::browser_protocol::target::{
     CreateBrowserContextParams, CreateTargetParams,
@@ -31,6 +36,7 @@ use chromiumoxide::types::MethodId;
 use chromiumoxide::{Browser, Page};
 use chromiumoxide::{Command, Method};
 use forager_protocol::Target;
+use forager_protocol::capsule::{OriginStorage, SessionCookie, SessionState};
 use forager_protocol::observation::{Dialog, Element, Observation};
 use futures::StreamExt;
 use serde::{Deserialize, Serialize};
@@ -45,6 +51,33 @@ const ACT: &str = include_str!("js/act.js");
 const SETTLE: &str = include_str!("js/settle.js");
 const PREDICATES: &str = include_str!("js/predicates.js");
 const INIT: &str = include_str!("js/init.js");
+
+/// The `sessionStorage` key that says a tab's storage was filled from a capsule (so the page's
+/// own changes are not overwritten on the next document).
+const STORAGE_MARKER: &str = "forager.capsule.mounted";
+
+/// A capsule's cookie as CDP sets it: a host-only cookie by URL (a `domain` would widen it to
+/// subdomains), a domain cookie by domain.
+fn cookie_param(cookie: &SessionCookie) -> CookieParam {
+    let mut param = CookieParam::new(cookie.name.clone(), cookie.value.clone());
+    if cookie.domain.starts_with('.') {
+        param.domain = Some(cookie.domain.clone());
+    } else {
+        let scheme = if cookie.secure { "https" } else { "http" };
+        param.url = Some(format!("{scheme}://{}{}", cookie.domain, cookie.path));
+    }
+    param.path = Some(cookie.path.clone());
+    param.secure = Some(cookie.secure);
+    param.http_only = Some(cookie.http_only);
+    param.same_site = cookie.same_site.as_deref().and_then(|s| match s {
+        "Strict" => Some(CookieSameSite::Strict),
+        "Lax" => Some(CookieSameSite::Lax),
+        "None" => Some(CookieSameSite::None),
+        _ => None,
+    });
+    param.expires = cookie.expires.map(|e| TimeSinceEpoch::new(e as f64));
+    param
+}
 
 /// Time limits of a tab's operations.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -896,6 +929,99 @@ impl Tab {
             self.page.screenshot(params),
         )
         .await
+    }
+
+    /// Mounts a session (a capsule's, already restricted to its origins) into this tab's
+    /// context before its first request: the cookies into the context's cookie jar (HttpOnly
+    /// ones included), the web storage by a script that fills an origin's storage the first
+    /// time a document of that origin loads in this tab.
+    pub async fn mount(&self, session: &SessionState) -> Result<(), EnvError> {
+        let limit = self.timeouts.call;
+        let cookies: Vec<CookieParam> = session.cookies.iter().map(cookie_param).collect();
+        if !cookies.is_empty() {
+            let params = StorageSetCookies::builder()
+                .cookies(cookies)
+                .browser_context_id(self.context.clone())
+                .build()
+                .map_err(EnvError::Other)?;
+            timed("mount cookies", limit, self.browser.execute(params)).await?;
+        }
+        let storage: serde_json::Map<String, serde_json::Value> = session
+            .storage
+            .iter()
+            .map(|s| {
+                (
+                    s.origin.clone(),
+                    serde_json::json!({ "local": s.local, "session": s.session }),
+                )
+            })
+            .collect();
+        if !storage.is_empty() {
+            let script = format!(
+                "(() => {{ const seeds = {}; const seed = seeds[location.origin]; if (!seed) return;\n\
+                 try {{ if (sessionStorage.getItem({marker})) return;\n\
+                 for (const [k, v] of seed.local) localStorage.setItem(k, v);\n\
+                 for (const [k, v] of seed.session) sessionStorage.setItem(k, v);\n\
+                 sessionStorage.setItem({marker}, '1'); }} catch (e) {{}} }})();",
+                serde_json::Value::Object(storage),
+                marker = js_string(&STORAGE_MARKER),
+            );
+            timed(
+                "mount storage",
+                limit,
+                self.page
+                    .execute(AddScriptToEvaluateOnNewDocumentParams::new(script)),
+            )
+            .await?;
+        }
+        Ok(())
+    }
+
+    /// The session this tab's context holds now: every cookie of the context, and the web
+    /// storage of the page's origin. The caller restricts it to the origins it may keep.
+    pub async fn capture_session(&self) -> Result<SessionState, EnvError> {
+        self.check_alive()?;
+        let limit = self.timeouts.call;
+        let params = StorageGetCookies::builder()
+            .browser_context_id(self.context.clone())
+            .build();
+        let response = timed("read cookies", limit, self.browser.execute(params)).await?;
+        let cookies = response
+            .result
+            .cookies
+            .iter()
+            .map(|c| SessionCookie {
+                name: c.name.clone(),
+                value: c.value.clone(),
+                domain: c.domain.clone(),
+                path: c.path.clone(),
+                expires: (!c.session && c.expires > 0.0).then_some(c.expires as u64),
+                http_only: c.http_only,
+                secure: c.secure,
+                same_site: c.same_site.as_ref().map(|s| s.as_ref().to_owned()),
+            })
+            .collect();
+        let script = format!(
+            "(() => {{ const skip = {marker}; const items = (s) => {{ const out = []; \
+             for (let i = 0; i < s.length; i++) {{ const k = s.key(i); \
+             if (k !== skip) out.push([k, s.getItem(k)]); }} return out; }};\n\
+             try {{ return {{ origin: location.origin, local: items(localStorage), \
+             session: items(sessionStorage) }}; }} catch (e) {{ return null; }} }})()",
+            marker = js_string(&STORAGE_MARKER)
+        );
+        let storage = match self.evaluate(script, true).await? {
+            serde_json::Value::Null => Vec::new(),
+            value => {
+                let storage: OriginStorage = serde_json::from_value(value)
+                    .map_err(|e| EnvError::Other(format!("reading web storage: {e}")))?;
+                if storage.local.is_empty() && storage.session.is_empty() {
+                    Vec::new()
+                } else {
+                    vec![storage]
+                }
+            }
+        };
+        Ok(SessionState { cookies, storage })
     }
 
     /// Closes the page and disposes its context.

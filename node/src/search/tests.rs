@@ -47,6 +47,8 @@ struct Graph {
     targets: bool,
     /// States where the task has failed for good.
     dead_ends: Vec<u32>,
+    /// States that ask to log in again (a mounted session no longer holds there).
+    expired: Vec<u32>,
     /// States reached by an action whose only effect is in script (give them an alias too).
     hidden: Vec<u32>,
 }
@@ -80,6 +82,7 @@ impl Graph {
             path: Vec::new(),
             targets: false,
             dead_ends: Vec::new(),
+            expired: Vec::new(),
             hidden: Vec::new(),
         }
     }
@@ -115,6 +118,7 @@ impl Graph {
             page_family: 0,
             logged_in: false,
             session_lost: false,
+            session_expired: self.expired.contains(&state),
             transient: false,
         }
     }
@@ -410,6 +414,25 @@ fn dead_ends_are_pruned_and_never_explored_past() {
         .map(|n| *n.action.expect("not the root"))
         .collect();
     assert_eq!(dead, ["wrong"]);
+}
+
+#[test]
+fn a_login_page_under_a_mounted_session_is_pruned_as_expired() {
+    // 0 -inbox-> 1 asks to log in again (the session expired); past it a login would reach
+    // the goal. The search cuts it, names it, and does not log in.
+    let mut graph = Graph::new(3, &[(0, "inbox", 1, 0.9), (1, "sign in", 3, 0.9)]);
+    graph.expired.push(1);
+    let (report, _) = search(&mut graph, SearchConfig::default());
+    assert_ne!(report.finish, Finish::Solved);
+    assert_eq!(report.prunes.get("session_expired"), Some(&1));
+    assert!(!graph.executed.contains(&"sign in"), "{:?}", graph.executed);
+    // A tree rooted on such a page (a branch whose prefix lands there) has nothing to search.
+    let mut graph = Graph::new(3, &[(0, "sign in", 3, 0.9)]);
+    graph.expired.push(0);
+    let (report, _) = search(&mut graph, SearchConfig::default());
+    assert_ne!(report.finish, Finish::Solved);
+    assert_eq!(report.prunes.get("session_expired"), Some(&1));
+    assert!(graph.executed.is_empty(), "{:?}", graph.executed);
 }
 
 #[test]

@@ -305,6 +305,18 @@ impl<A: Clone> Search<A> {
             next_deferred: 0,
             children: Vec::new(),
         });
+        // A branch that starts where the mounted session no longer holds: nothing below it
+        // can be reached logged in.
+        let root_candidates = if root.session_expired && !root.success {
+            search.nodes[ROOT as usize].status = NodeStatus::Pruned(PruneReason::SessionExpired);
+            *search
+                .prunes
+                .entry(PruneReason::SessionExpired.kind())
+                .or_default() += 1;
+            Vec::new()
+        } else {
+            root_candidates
+        };
         let (candidates, votes) = search.remembered(&root, root_candidates);
         search.nodes[ROOT as usize].candidates = candidates;
         search.nodes[ROOT as usize].votes = votes;
@@ -951,6 +963,10 @@ impl<A: Clone> Search<A> {
                 self.prune(child, PruneReason::SessionLost);
                 return (child, false);
             }
+            if step.state.session_expired {
+                self.prune(child, PruneReason::SessionExpired);
+                return (child, false);
+            }
             match self.redundancy(child) {
                 // A change only the page's script holds: kept, a few in a row at most. It
                 // shares its parent's fingerprint, so it owns no state of its own.
@@ -1014,6 +1030,7 @@ impl<A: Clone> Search<A> {
                     page_family: 0,
                     logged_in: false,
                     session_lost: false,
+                    session_expired: false,
                     transient: false,
                 },
                 cost: *cost,

@@ -93,6 +93,25 @@ pub enum Command {
         #[arg(long, value_name = "FILE")]
         key: PathBuf,
     },
+    /// Session capsules: log in once, then let runs reuse the session, sealed.
+    ///
+    /// `capture` searches a login (credentials as --input, one-time codes from --totp
+    /// secrets), takes the browser's session where the success predicates say "logged in"
+    /// (cookies, HttpOnly ones included, and web storage) for the origins named, seals it
+    /// (ChaCha20-Poly1305, the key from a passphrase by Argon2id or from a key file) and signs
+    /// it with your user key. `explore`, `submit` and `replay --capsule FILE` mount it into
+    /// every browser context of the run, for its origins only. Example:
+    ///
+    ///   forager key --user --out ~/.forager-user.key
+    ///   forager capsule keygen --out ~/.forager-capsule.key
+    ///   forager capsule capture --url http://127.0.0.1:8080/login --goal 'Sign in' \
+    ///       --success-text 'Signed in as ada' --input username=ada --input password=… \
+    ///       --totp code=JBSWY3DPEHPK3PXP --key ~/.forager-user.key \
+    ///       --key-file ~/.forager-capsule.key --out ada.capsule
+    ///   forager explore --url http://127.0.0.1:8080/inbox --goal '…' --capsule ada.capsule \
+    ///       --key-file ~/.forager-capsule.key
+    #[command(verbatim_doc_comment, subcommand)]
+    Capsule(CapsuleCommand),
     /// Serve a bundled demo site on 127.0.0.1 and explore a task on it: search, a two-step
     /// form with a required input, a confirmation page. Prints where the artifacts are.
     Demo(DemoArgs),
@@ -325,6 +344,154 @@ pub struct TaskArgs {
     /// (signature, task, origin, expiry, revocations).
     #[arg(long = "consent", value_name = "FILE")]
     pub consents: Vec<PathBuf>,
+    /// A second factor for the capsule's login, should its session need capturing again:
+    /// `--totp code=BASE32SECRET` (the RFC 6238 code is computed when the login runs).
+    /// Repeatable.
+    #[arg(long = "totp", value_name = "NAME=BASE32", requires = "capsule")]
+    pub totp: Vec<String>,
+    /// A session capsule (`forager capsule capture`) to mount into every browser context of
+    /// the run, for its origins only; opened (signature, expiry, revocations, seal) before
+    /// anything starts.
+    #[arg(long, value_name = "FILE")]
+    pub capsule: Option<PathBuf>,
+    /// How to open the capsule.
+    #[command(flatten)]
+    pub capsule_secret: CapsuleSecretArgs,
+    /// Your user key: with it, and the login's --input values and --totp secrets, a run whose
+    /// capsule no longer logs in captures the session again (the capsule file is replaced)
+    /// and retries once; without, it ends session_expired.
+    #[arg(long = "key", value_name = "FILE", requires = "capsule")]
+    pub user_key: Option<PathBuf>,
+}
+
+/// How a capsule is opened (or sealed): one of a passphrase file, a key file, or the
+/// FORAGER_CAPSULE_PASSPHRASE environment variable.
+#[derive(Debug, Clone, Default, Args)]
+pub struct CapsuleSecretArgs {
+    /// A file whose first line is the capsule's passphrase (the key comes from it by
+    /// Argon2id). Default: $FORAGER_CAPSULE_PASSPHRASE.
+    #[arg(long, value_name = "FILE", conflicts_with = "key_file")]
+    pub passphrase_file: Option<PathBuf>,
+    /// A capsule key file (`forager capsule keygen`).
+    #[arg(long, value_name = "FILE")]
+    pub key_file: Option<PathBuf>,
+}
+
+/// The `forager capsule` commands.
+#[derive(Debug, Subcommand)]
+pub enum CapsuleCommand {
+    /// Write a new random capsule key file (mode 0600), for --key-file.
+    Keygen {
+        /// Where.
+        #[arg(long, value_name = "FILE")]
+        out: PathBuf,
+    },
+    /// Log in (a searched task) and capture the session into a sealed, signed capsule.
+    Capture(CaptureArgs),
+    /// Show what a capsule says about itself (origins, expiry, policy, signer, login); with
+    /// its secret, also the names and domains of its cookies and storage keys, never values.
+    Inspect {
+        /// The capsule file.
+        #[arg(value_name = "CAPSULE")]
+        capsule: PathBuf,
+        /// How to open it (optional).
+        #[command(flatten)]
+        secret: CapsuleSecretArgs,
+        /// Print as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Revoke a capsule: a revocation signed with its key in this machine's store; explore,
+    /// submit, replay and every node on this machine then refuse it by name.
+    Revoke {
+        /// The capsule file.
+        #[arg(value_name = "CAPSULE")]
+        capsule: PathBuf,
+        /// The user key that signed it.
+        #[arg(long, value_name = "FILE")]
+        key: PathBuf,
+    },
+    /// Log in again with the capsule's login recipe and the credentials given, and replace
+    /// the capsule file with the fresh session (same origins and policy).
+    Refresh(RefreshArgs),
+}
+
+/// Arguments of `forager capsule capture`.
+#[derive(Debug, Args)]
+pub struct CaptureArgs {
+    /// The login page.
+    #[arg(long)]
+    pub url: String,
+    /// The login, in words.
+    #[arg(long, default_value = "Sign in")]
+    pub goal: String,
+    /// Logged in when the page URL matches this regular expression.
+    #[arg(long, value_name = "REGEX")]
+    pub success_url: Option<String>,
+    /// Logged in when this text is on the page.
+    #[arg(long, value_name = "TEXT")]
+    pub success_text: Option<String>,
+    /// Logged in when an element matches this CSS selector.
+    #[arg(long, value_name = "CSS")]
+    pub success_selector: Option<String>,
+    /// A credential, by the name of its field: `--input username=ada`. Repeatable.
+    #[arg(long = "input", value_name = "NAME=VALUE")]
+    pub inputs: Vec<String>,
+    /// A second factor: `--totp code=BASE32SECRET` types the code of the moment. Repeatable.
+    #[arg(long = "totp", value_name = "NAME=BASE32")]
+    pub totp: Vec<String>,
+    /// An origin whose session the capsule keeps and is mounted for. Repeatable; default
+    /// the login page's origin.
+    #[arg(long = "origin", value_name = "URL")]
+    pub origins: Vec<String>,
+    /// Another origin the login may reach (a single sign-on page). Repeatable.
+    #[arg(long = "allow-origin", value_name = "URL")]
+    pub allow_origins: Vec<String>,
+    /// Your user key (`forager key --user`), which signs the capsule.
+    #[arg(long, value_name = "FILE")]
+    pub key: PathBuf,
+    /// How to seal it.
+    #[command(flatten)]
+    pub secret: CapsuleSecretArgs,
+    /// How long the capsule may be used: 30m, 12h, 7d (at most 90 days).
+    #[arg(long, value_name = "DURATION", default_value = "12h")]
+    pub valid_for: String,
+    /// The highest risk ceiling of a task that mounts it (1 … 7): a session captured for
+    /// reading need not buy things.
+    #[arg(long, value_name = "K", default_value_t = 4, value_parser = clap::value_parser!(u8).range(1..=7))]
+    pub max_risk: u8,
+    /// Actions the login search may execute.
+    #[arg(long, value_name = "ACTIONS", default_value_t = 60)]
+    pub budget: u32,
+    /// Wall-clock limit of the login in seconds.
+    #[arg(long, value_name = "SECS", default_value_t = 120)]
+    pub timeout: u32,
+    /// Where to write the capsule (mode 0600; an existing file is not overwritten).
+    #[arg(long, value_name = "FILE")]
+    pub out: PathBuf,
+}
+
+/// Arguments of `forager capsule refresh`.
+#[derive(Debug, Args)]
+pub struct RefreshArgs {
+    /// The capsule file (replaced atomically by the fresh one).
+    #[arg(value_name = "CAPSULE")]
+    pub capsule: PathBuf,
+    /// The credentials, by name, as at capture. Repeatable.
+    #[arg(long = "input", value_name = "NAME=VALUE")]
+    pub inputs: Vec<String>,
+    /// The second factors, as at capture. Repeatable.
+    #[arg(long = "totp", value_name = "NAME=BASE32")]
+    pub totp: Vec<String>,
+    /// Your user key, which signs the fresh capsule.
+    #[arg(long, value_name = "FILE")]
+    pub key: PathBuf,
+    /// How the capsule is sealed (the same secret seals the fresh one).
+    #[command(flatten)]
+    pub secret: CapsuleSecretArgs,
+    /// How long the fresh capsule may be used.
+    #[arg(long, value_name = "DURATION", default_value = "12h")]
+    pub valid_for: String,
 }
 
 /// Arguments of `forager approve`.
@@ -528,6 +695,12 @@ pub struct ReplayArgs {
     /// Repeatable. Without one, such a step is refused before a browser starts.
     #[arg(long = "consent", value_name = "FILE")]
     pub consents: Vec<PathBuf>,
+    /// A session capsule to mount into the replay's browser context, for its origins only.
+    #[arg(long, value_name = "FILE")]
+    pub capsule: Option<PathBuf>,
+    /// How to open the capsule.
+    #[command(flatten)]
+    pub capsule_secret: CapsuleSecretArgs,
 }
 
 /// Arguments of `forager demo`.

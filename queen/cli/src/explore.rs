@@ -1,38 +1,95 @@
 //! `forager explore`: one task, the embedded browser, the result document and exit status.
 
+use crate::BadInput;
 use crate::cli::ExploreArgs;
 use crate::run::{RunOptions, RunOutcome, default_out, run_task};
 use crate::task_input::{build_task, read_init_script};
 use forager_node::browser::BrowserOptions;
+use forager_protocol::FailureReason;
 use forager_protocol::result::Status;
 use std::io::IsTerminal;
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 /// Runs the command.
 pub fn run(args: &ExploreArgs, runtime: &tokio::runtime::Runtime) -> anyhow::Result<ExitCode> {
-    let task = build_task(&args.task)?;
+    let built = build_task(&args.task)?;
     let init_script = read_init_script(args.task.init_script.as_deref())?;
     let out = args.out.clone().unwrap_or_else(|| default_out("explore"));
-    let outcome = runtime.block_on(run_task(
-        task,
-        RunOptions {
-            nodes: args.nodes,
-            page_cache: args.page_cache,
-            init_script,
-            out,
-            progress: std::io::stderr().is_terminal(),
-            browser: BrowserOptions::default(),
-            keep_all: args.keep_all,
-            model: crate::embedder::load(&args.embedder, None)?,
-            memory: if args.no_memory {
-                None
-            } else {
-                args.memory
-                    .clone()
-                    .or_else(|| forager_node::model::user_data_dir().map(|d| d.join("memory")))
-            },
+    let model = crate::embedder::load(&args.embedder, None)?;
+    let options = |out: PathBuf| RunOptions {
+        nodes: args.nodes,
+        page_cache: args.page_cache,
+        init_script: init_script.clone(),
+        out,
+        progress: std::io::stderr().is_terminal(),
+        browser: BrowserOptions::default(),
+        keep_all: args.keep_all,
+        model: model.clone(),
+        memory: if args.no_memory {
+            None
+        } else {
+            args.memory
+                .clone()
+                .or_else(|| forager_node::model::user_data_dir().map(|d| d.join("memory")))
         },
+    };
+    let outcome = runtime.block_on(run_task(built.task.clone(), options(out.clone())))?;
+    let expired = outcome
+        .result
+        .error
+        .as_ref()
+        .is_some_and(|e| e.reason == FailureReason::SessionExpired);
+    if !expired {
+        return Ok(report(&outcome, args.json));
+    }
+    // The one recovery: with the credentials and the user key, log in again, replace the
+    // capsule, and run once more.
+    let Some(mounted) = &built.mounted else {
+        return Ok(report(&outcome, args.json));
+    };
+    let inputs = &built.task.inputs;
+    let (Some(user_key), true) = (
+        &args.task.user_key,
+        crate::capsule::credentials_present(&mounted.capsule, inputs, &built.totp),
+    ) else {
+        eprintln!(
+            "the capsule's session expired; to recover, give --key (your user key) and the \
+             login's credentials (--input, --totp), or run `forager capsule refresh`"
+        );
+        return Ok(report(&outcome, args.json));
+    };
+    let user = crate::consent::read_user_key(user_key)?;
+    let expired_dir = PathBuf::from(format!("{}-expired", out.display()));
+    std::fs::rename(&out, &expired_dir)
+        .map_err(|e| anyhow::anyhow!("cannot move {} aside: {e}", out.display()))?;
+    eprintln!(
+        "the capsule's session expired (run in {}); logging in again with the given \
+         credentials, then retrying",
+        expired_dir.display()
+    );
+    let validity = mounted
+        .capsule
+        .value
+        .expires_at
+        .saturating_sub(mounted.capsule.value.created_at)
+        .max(60);
+    let fresh = runtime.block_on(crate::capsule::recapture(
+        &mounted.capsule,
+        inputs,
+        &built.totp,
+        &mounted.secret,
+        &user,
+        validity,
     ))?;
+    crate::capsule::replace(&mounted.path, &fresh)?;
+    eprintln!("recaptured the session into {}", mounted.path.display());
+    let session = fresh
+        .open(&mounted.secret, forager_node::consent::unix_now(), &[])
+        .map_err(|e| anyhow::anyhow!("the fresh capsule does not open: {e}"))?;
+    let mut task = built.task.clone();
+    crate::capsule::mount_session(&mut task, &fresh, session).map_err(BadInput)?;
+    let outcome = runtime.block_on(run_task(task, options(out)))?;
     Ok(report(&outcome, args.json))
 }
 

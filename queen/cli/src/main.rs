@@ -2,6 +2,7 @@
 //! maps its outcome to an exit status (0 success, 1 failing, 2 bad input). Errors are
 //! `anyhow` here, at the edge, and typed everywhere below.
 
+mod capsule;
 mod cli;
 mod consent;
 mod demo;
@@ -16,7 +17,7 @@ mod task_input;
 mod verify;
 
 use clap::Parser;
-use cli::{Cli, Command};
+use cli::{CapsuleCommand, Cli, Command};
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
@@ -43,6 +44,17 @@ fn main() -> ExitCode {
         Command::Revoke { consent, key } => consent::revoke_consent(&consent, &key, None),
         Command::Verify { dir, json } => verify::run(&dir, json),
         Command::Replay(args) => runtime().and_then(|rt| replay::run(&args, &rt)),
+        Command::Capsule(command) => match command {
+            CapsuleCommand::Keygen { out } => capsule::keygen(&out),
+            CapsuleCommand::Capture(args) => runtime().and_then(|rt| capsule::capture(&args, &rt)),
+            CapsuleCommand::Inspect {
+                capsule,
+                secret,
+                json,
+            } => capsule::inspect(&capsule, &secret, json),
+            CapsuleCommand::Revoke { capsule, key } => capsule::revoke(&capsule, &key),
+            CapsuleCommand::Refresh(args) => runtime().and_then(|rt| capsule::refresh(&args, &rt)),
+        },
     };
     // Every runtime is gone by now; whatever is left of a browser dies with us, not after.
     let reaped = forager_node::browser::reap_orphans(forager_node::browser::GROUP_EXIT_LIMIT);

@@ -189,7 +189,9 @@ pub fn queen(args: &QueenArgs, runtime: &tokio::runtime::Runtime) -> anyhow::Res
 
 /// `forager submit`.
 pub fn submit(args: &SubmitArgs, runtime: &tokio::runtime::Runtime) -> anyhow::Result<ExitCode> {
-    let task = build_task(&args.task)?;
+    // No recovery here: a submitted run that ends session_expired is refreshed
+    // (`forager capsule refresh`) and submitted again.
+    let task = build_task(&args.task)?.task;
     let queen: Multiaddr = args
         .queen
         .parse()

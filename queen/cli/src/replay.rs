@@ -65,6 +65,22 @@ pub fn run(args: &ReplayArgs, runtime: &tokio::runtime::Runtime) -> anyhow::Resu
         ))
         .into());
     }
+    // The capsule is opened (and everything about it checked) before a browser starts.
+    let session = match &args.capsule {
+        Some(path) => {
+            // The policy bounds what the replay executes: its riskiest step.
+            let mut task = workflow.task(inputs.clone());
+            task.risk_ceiling = workflow
+                .steps
+                .iter()
+                .map(|s| s.risk)
+                .max()
+                .unwrap_or(forager_protocol::RiskClass::ReadOnly);
+            crate::capsule::mount(&mut task, path, &args.capsule_secret)?;
+            task.session
+        }
+        None => None,
+    };
     let init_script = read_init_script(args.init_script.as_deref())?;
     let out = args.out.clone().unwrap_or_else(|| default_out("replay"));
     std::fs::create_dir_all(&out)
@@ -72,6 +88,7 @@ pub fn run(args: &ReplayArgs, runtime: &tokio::runtime::Runtime) -> anyhow::Resu
     let options = ReplayOptions {
         init_script,
         screenshots: args.screenshots,
+        session,
         ..ReplayOptions::default()
     };
     let limit = Duration::from_secs(args.timeout);

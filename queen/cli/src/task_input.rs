@@ -45,7 +45,7 @@ pub fn parse_inputs(
 }
 
 /// The task the flags (and the task file, if any) describe, validated.
-pub fn build_task(args: &TaskArgs) -> Result<TaskSpec, BadInput> {
+pub fn build_task(args: &TaskArgs) -> Result<BuiltTask, BadInput> {
     let mut task = match &args.task {
         Some(path) => read_task_file(path)?,
         None => {
@@ -121,11 +121,40 @@ pub fn build_task(args: &TaskArgs) -> Result<TaskSpec, BadInput> {
             text: text.clone(),
         });
     }
+    // One-time codes are for a recovery's login only: a code in the task would change its
+    // id every 30 seconds.
+    let totp_secrets = crate::capsule::parse_totp(&args.totp)?;
+    // The capsule first: mounting sets the α weight, which is part of the task's id.
+    let mounted = match &args.capsule {
+        Some(path) => Some(crate::capsule::mount(
+            &mut task,
+            path,
+            &args.capsule_secret,
+        )?),
+        None => None,
+    };
     // Read against the task as the flags make it (a consent names the task's id).
     let consents = crate::consent::consents_for(&task, &args.consents)?;
     task.consents.extend(consents);
+    if let Some(mounted) = &mounted {
+        crate::capsule::check_consents(&task, mounted)?;
+    }
     task.validate().map_err(|e| BadInput(e.to_string()))?;
-    Ok(task)
+    Ok(BuiltTask {
+        task,
+        mounted,
+        totp: totp_secrets,
+    })
+}
+
+/// A task as the flags describe it, with what a recovery of its capsule needs.
+pub struct BuiltTask {
+    /// The task (its session mounted, if a capsule was given).
+    pub task: TaskSpec,
+    /// The capsule, opened.
+    pub mounted: Option<crate::capsule::Mounted>,
+    /// The `--totp` secrets, by input name.
+    pub totp: std::collections::BTreeMap<String, String>,
 }
 
 #[cfg(test)]
