@@ -726,21 +726,11 @@ fn check_capsule(task: &TaskSpec) -> Result<(), String> {
     let Some(revocations) = revocations() else {
         return Err("capsule: this machine's revocations cannot be read".into());
     };
-    if let Some(revoked) = revocations.iter().find(|r| {
-        r.signer
-            .as_bytes()
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect::<String>()
-            == capsule.signer
-            && r.verify(forager_protocol::signing::Domain::Revocation)
-                .is_ok_and(|r| r.subject == capsule.id)
-    }) {
-        return Err(format!(
-            "capsule {}: revoked at {}",
-            capsule.id.to_hex(),
-            revoked.value.revoked_at
-        ));
+    let Some(signer) = capsule.signer_key() else {
+        return Err("capsule: its record names no valid signer".into());
+    };
+    if let Some(at) = forager_protocol::consent::revoked_at(&signer, &capsule.id, &revocations) {
+        return Err(format!("capsule {}: revoked at {at}", capsule.id.to_hex()));
     }
     Ok(())
 }

@@ -19,7 +19,7 @@
 //! [`totp`] computes RFC 6238 one-time codes for a login's second factor.
 
 use crate::codec::{CodecError, canonical_bytes, decode_body};
-use crate::consent::SignedRevocation;
+use crate::consent::{SignedRevocation, revoked_at};
 use crate::digest::Digest32;
 use crate::risk::RiskClass;
 use crate::signing::{Domain, SignatureError, Signed};
@@ -447,13 +447,8 @@ impl SignedCapsule {
         if validity < 1 || validity > i128::from(MAX_CAPSULE_SECS) {
             return Err(CapsuleError::Validity(validity));
         }
-        let digest = capsule_digest(self)?;
-        if let Some(revoked) = revocations.iter().find(|r| {
-            r.signer == self.signer
-                && r.verify(Domain::Revocation)
-                    .is_ok_and(|r| r.subject == digest)
-        }) {
-            return Err(CapsuleError::Revoked(revoked.value.revoked_at));
+        if let Some(at) = revoked_at(&self.signer, &capsule_digest(self)?, revocations) {
+            return Err(CapsuleError::Revoked(at));
         }
         if now >= capsule.expires_at {
             return Err(CapsuleError::Expired {
@@ -501,6 +496,18 @@ pub struct CapsuleRef {
     pub origins: Vec<String>,
     /// Its expiry (Unix seconds).
     pub expires_at: u64,
+}
+
+impl CapsuleRef {
+    /// The signer's key, if the record's hex is one.
+    pub fn signer_key(&self) -> Option<ed25519_dalek::VerifyingKey> {
+        let bytes: [u8; 32] = data_encoding::HEXLOWER
+            .decode(self.signer.as_bytes())
+            .ok()?
+            .try_into()
+            .ok()?;
+        ed25519_dalek::VerifyingKey::from_bytes(&bytes).ok()
+    }
 }
 
 /// A one-time code that cannot be computed.

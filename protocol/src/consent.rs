@@ -121,6 +121,23 @@ pub enum ConsentError {
     Encoding(#[from] CodecError),
 }
 
+/// When `signer` revoked the object named `subject`, among `revocations` (others' and forged
+/// ones do not count).
+pub fn revoked_at(
+    signer: &ed25519_dalek::VerifyingKey,
+    subject: &Digest32,
+    revocations: &[SignedRevocation],
+) -> Option<u64> {
+    revocations
+        .iter()
+        .find(|r| {
+            r.signer == *signer
+                && r.verify(Domain::Revocation)
+                    .is_ok_and(|r| r.subject == *subject)
+        })
+        .map(|r| r.value.revoked_at)
+}
+
 /// The name of a signed consent: SHA-256 of its canonical encoding (value, signer, signature).
 pub fn consent_digest(consent: &SignedConsent) -> Result<Digest32, CodecError> {
     Ok(Digest32::of(&canonical_bytes(consent)?))
@@ -192,13 +209,8 @@ impl SignedConsent {
         if !origins.contains(&consent.origin) {
             return Err(ConsentError::OtherOrigin(consent.origin.clone()));
         }
-        let digest = consent_digest(self)?;
-        if let Some(revoked) = revocations.iter().find(|r| {
-            r.signer == self.signer
-                && r.verify(Domain::Revocation)
-                    .is_ok_and(|r| r.subject == digest)
-        }) {
-            return Err(ConsentError::Revoked(revoked.value.revoked_at));
+        if let Some(at) = revoked_at(&self.signer, &consent_digest(self)?, revocations) {
+            return Err(ConsentError::Revoked(at));
         }
         if now >= consent.expires_at {
             return Err(ConsentError::Expired {

@@ -95,6 +95,19 @@ fn keys(test: &str, home: &Path, data: &Path) -> Keys {
     Keys { user, capsule_key }
 }
 
+/// Ada's credentials as flags: `--input` username and password, `--totp` code.
+fn credential_flags() -> Vec<String> {
+    [
+        "--input".to_owned(),
+        format!("username={}", mail::USERNAME),
+        "--input".to_owned(),
+        format!("password={}", mail::PASSWORD),
+        "--totp".to_owned(),
+        format!("code={}", mail::TOTP_SECRET),
+    ]
+    .into()
+}
+
 /// `capsule capture` of ada's login, with `secret` (flags) sealing it.
 fn capture(
     test: &str,
@@ -106,9 +119,7 @@ fn capture(
     out: &str,
 ) -> Output {
     let login = mail.url("/login");
-    let username = format!("username={}", mail::USERNAME);
-    let password = format!("password={}", mail::PASSWORD);
-    let totp = format!("code={}", mail::TOTP_SECRET);
+    let credentials = credential_flags();
     let mut args = vec![
         "capsule",
         "capture",
@@ -118,12 +129,6 @@ fn capture(
         "Sign in",
         "--success-text",
         mail::SIGNED_IN,
-        "--input",
-        &username,
-        "--input",
-        &password,
-        "--totp",
-        &totp,
         "--origin",
         &mail.base,
         "--allow-origin",
@@ -133,6 +138,7 @@ fn capture(
         "--out",
         out,
     ];
+    args.extend(credentials.iter().map(String::as_str));
     args.extend(secret);
     command(test, data, &args, env)
 }
@@ -490,13 +496,10 @@ async fn an_expired_session_is_recovered_with_credentials_or_named_without() {
     assert_eq!(mail.lock().logins, logins);
 
     // With the credentials and the user key: one recovery, a new capsule, a pass.
-    let username = format!("username={}", mail::USERNAME);
-    let password = format!("password={}", mail::PASSWORD);
-    let totp = format!("code={}", mail::TOTP_SECRET);
+    let credentials = credential_flags();
     let mut recovering = task.to_vec();
-    recovering.extend([
-        "--key", &keys.user, "--input", &username, "--input", &password, "--totp", &totp,
-    ]);
+    recovering.extend(["--key", keys.user.as_str()]);
+    recovering.extend(credentials.iter().map(String::as_str));
     let recovered = forager_env("capsule-exp-recovered", &recovering, &env).await;
     recovered.passed();
     assert!(
@@ -520,20 +523,18 @@ async fn an_expired_session_is_recovered_with_credentials_or_named_without() {
         "capsule-exp-refresh",
         &data,
         &[
-            "capsule",
-            "refresh",
-            &capsule_arg,
-            "--key",
-            &keys.user,
-            "--input",
-            &username,
-            "--input",
-            &password,
-            "--totp",
-            &totp,
-            "--valid-for",
-            "2s",
-        ],
+            &[
+                "capsule",
+                "refresh",
+                &capsule_arg,
+                "--key",
+                &keys.user,
+                "--valid-for",
+                "2s",
+            ],
+            &credentials.iter().map(String::as_str).collect::<Vec<_>>()[..],
+        ]
+        .concat(),
         &passphrase,
     );
     assert!(refreshed.status.success(), "{}", text(&refreshed.stderr));

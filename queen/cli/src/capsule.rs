@@ -10,7 +10,7 @@
 
 use crate::BadInput;
 use crate::cli::{CapsuleSecretArgs, CaptureArgs, RefreshArgs};
-use crate::consent::{parse_validity, read_user_key};
+use crate::consent::{parse_validity, read_key_file, read_user_key, write_private};
 use anyhow::Context;
 use data_encoding::HEXLOWER;
 use ed25519_dalek::SigningKey;
@@ -28,7 +28,6 @@ use forager_protocol::signing::{Domain, Signed};
 use forager_protocol::task::SuccessPredicate;
 use forager_protocol::{ScoreWeights, TaskSpec};
 use std::collections::BTreeMap;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -51,27 +50,13 @@ pub fn keygen(out: &Path) -> anyhow::Result<ExitCode> {
     let mut key = [0u8; 32];
     rand::fill(&mut key);
     let text = format!("{KEY_FILE_HEADER}\n{}\n", HEXLOWER.encode(&key));
-    write_new_private(out, text.as_bytes())?;
+    write_private(out, text.as_bytes())?;
     eprintln!(
         "wrote a capsule key to {} (key id {})",
         out.display(),
         key_file_id(&key).to_hex()
     );
     Ok(ExitCode::SUCCESS)
-}
-
-/// Creates `path` with mode 0600; never overwrites.
-fn write_new_private(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
-    use std::os::unix::fs::OpenOptionsExt;
-    let mut file = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .open(path)
-        .map_err(|e| BadInput(format!("cannot create {}: {e}", path.display())))?;
-    file.write_all(bytes)?;
-    file.sync_all()?;
-    Ok(())
 }
 
 /// Replaces `path` atomically (a temporary file with mode 0600 beside it, then a rename): a
@@ -83,7 +68,7 @@ fn replace_private(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
         .unwrap_or("capsule");
     let temporary = path.with_file_name(format!(".{name}.tmp"));
     let _ = std::fs::remove_file(&temporary);
-    write_new_private(&temporary, bytes)?;
+    write_private(&temporary, bytes)?;
     std::fs::rename(&temporary, path)
         .with_context(|| format!("cannot replace {}", path.display()))?;
     Ok(())
@@ -92,20 +77,11 @@ fn replace_private(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
 /// The secret the flags name, read.
 pub fn read_secret(args: &CapsuleSecretArgs) -> Result<CapsuleSecret, BadInput> {
     if let Some(path) = &args.key_file {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| BadInput(format!("cannot read key file {}: {e}", path.display())))?;
-        let mut lines = text.lines();
-        if lines.next() != Some(KEY_FILE_HEADER) {
-            return Err(BadInput(format!(
-                "{} is not a capsule key file (make one with `forager capsule keygen --out FILE`)",
-                path.display()
-            )));
-        }
-        let key: [u8; 32] = lines
-            .next()
-            .and_then(|hex| HEXLOWER.decode(hex.trim().as_bytes()).ok())
-            .and_then(|bytes| bytes.try_into().ok())
-            .ok_or_else(|| BadInput(format!("{}: the key is not 64 hex digits", path.display())))?;
+        let key = read_key_file(
+            path,
+            KEY_FILE_HEADER,
+            "a capsule key file (make one with `forager capsule keygen --out FILE`)",
+        )?;
         return Ok(CapsuleSecret::KeyFile(key));
     }
     let passphrase = match &args.passphrase_file {
@@ -371,7 +347,7 @@ pub fn capture(args: &CaptureArgs, runtime: &tokio::runtime::Runtime) -> anyhow:
     let session = runtime.block_on(log_in(task))?;
     let policy = ReusePolicy { origins, max_risk };
     let capsule = seal(&session, policy, recipe, validity, &secret, &user)?;
-    write_new_private(&args.out, &capsule_json(&capsule)?)?;
+    write_private(&args.out, &capsule_json(&capsule)?)?;
     describe(&capsule, None);
     eprintln!("wrote capsule {}", args.out.display());
     Ok(ExitCode::SUCCESS)

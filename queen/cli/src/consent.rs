@@ -40,7 +40,8 @@ pub fn create_user_key(out: &Path) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn write_private(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
+/// Creates `path` with mode 0600 and writes `bytes`; never overwrites.
+pub fn write_private(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
     use std::os::unix::fs::OpenOptionsExt;
     let mut file = std::fs::OpenOptions::new()
         .write(true)
@@ -55,21 +56,28 @@ fn write_private(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
 
 /// Reads a user key file.
 pub fn read_user_key(path: &Path) -> Result<SigningKey, BadInput> {
+    let secret = read_key_file(
+        path,
+        USER_KEY_HEADER,
+        "a forager user key (make one with `forager key --user --out FILE`)",
+    )?;
+    Ok(SigningKey::from_bytes(&secret))
+}
+
+/// Reads a 32-byte key from a file whose first line is `header` and second the key in hex;
+/// `what` names the kind of file, and how to make one, in errors.
+pub fn read_key_file(path: &Path, header: &str, what: &str) -> Result<[u8; 32], BadInput> {
     let text = std::fs::read_to_string(path)
-        .map_err(|e| BadInput(format!("cannot read user key {}: {e}", path.display())))?;
+        .map_err(|e| BadInput(format!("cannot read {}: {e}", path.display())))?;
     let mut lines = text.lines();
-    if lines.next() != Some(USER_KEY_HEADER) {
-        return Err(BadInput(format!(
-            "{} is not a forager user key (make one with `forager key --user --out FILE`)",
-            path.display()
-        )));
+    if lines.next() != Some(header) {
+        return Err(BadInput(format!("{} is not {what}", path.display())));
     }
-    let secret: [u8; 32] = lines
+    lines
         .next()
         .and_then(|hex| HEXLOWER.decode(hex.trim().as_bytes()).ok())
         .and_then(|bytes| bytes.try_into().ok())
-        .ok_or_else(|| BadInput(format!("{}: the key is not 64 hex digits", path.display())))?;
-    Ok(SigningKey::from_bytes(&secret))
+        .ok_or_else(|| BadInput(format!("{}: the key is not 64 hex digits", path.display())))
 }
 
 /// Parses a duration such as `30m`, `24h`, `7d` or a number of seconds.
