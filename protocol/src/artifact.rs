@@ -26,7 +26,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 /// The version of `trajectory.json` this build writes and reads.
-pub const TRAJECTORY_VERSION: u32 = 3;
+pub const TRAJECTORY_VERSION: u32 = 4;
 /// The trajectory's file name in a run directory.
 pub const TRAJECTORY_FILE: &str = "trajectory.json";
 
@@ -157,6 +157,9 @@ pub struct TrajectoryBody {
     pub reproduced_by: Attestation,
     /// The other files of the run directory, with their digests.
     pub files: Vec<FileDigest>,
+    /// When the queen recorded the run (Unix seconds): the time a consent the task carries
+    /// must have been valid at.
+    pub recorded_at: u64,
 }
 
 /// `trajectory.json`: the body and the queen's signature over it.

@@ -255,6 +255,9 @@ pub fn write_trajectory(
         found_by,
         reproduced_by,
         files,
+        recorded_at: std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs()),
     };
     let signature = signing::sign(key, Domain::Trajectory, &body).map_err(|e| encoding(&e))?;
     let public = key.verifying_key();
@@ -452,8 +455,9 @@ pub fn verify_run_dir(dir: &Path) -> Result<Verified, VerifyError> {
     };
 
     // Steps above the task's ceiling ran under a consent the task carries: signed by its
-    // key, for this task and an origin of it, permitting that step at that place. (Its
-    // expiry is the run's business, not the record's: a trajectory outlives its consents.)
+    // key, for this task and an origin of it, valid when the queen recorded the run (a
+    // trajectory outlives its consents: today's clock does not matter), permitting that step
+    // at that place.
     let keys: Vec<u64> = actions
         .iter()
         .map(|a| forager_node::embed::action_key(&a.label()))
@@ -462,8 +466,20 @@ pub fn verify_run_dir(dir: &Path) -> Result<Verified, VerifyError> {
     let mut consents = Vec::new();
     for (i, signed) in body.task.consents.iter().enumerate() {
         let consent = signed
-            .check(&body.task_id, &origins, signed.value.issued_at, &[])
+            .check(&body.task_id, &origins, body.recorded_at, &[])
             .map_err(|e| failed(file, "consent", format!("consent {}: {e}", i + 1)))?;
+        if body.recorded_at < consent.issued_at {
+            return Err(failed(
+                file,
+                "consent",
+                format!(
+                    "consent {} was issued at {}, after the run was recorded ({})",
+                    i + 1,
+                    consent.issued_at,
+                    body.recorded_at
+                ),
+            ));
+        }
         consents.push(consent);
     }
     let mut consented_steps = 0;
