@@ -9,7 +9,7 @@
 //! checked before a browser starts, and the session goes into the task only (never a file).
 
 use crate::BadInput;
-use crate::cli::{CapsuleSecretArgs, CaptureArgs, RefreshArgs};
+use crate::cli::{CapsuleSecretArgs, CaptureArgs, LoginArgs, RefreshArgs};
 use crate::consent::{parse_validity, read_key_file, read_user_key, write_private};
 use anyhow::Context;
 use data_encoding::HEXLOWER;
@@ -302,6 +302,27 @@ fn predicates(
     .collect()
 }
 
+/// What a login's flags say, read and checked.
+struct Login {
+    user: SigningKey,
+    secret: CapsuleSecret,
+    validity: u64,
+    inputs: BTreeMap<String, String>,
+    totp_secrets: BTreeMap<String, String>,
+}
+
+impl Login {
+    fn read(args: &LoginArgs) -> Result<Login, BadInput> {
+        Ok(Login {
+            user: read_user_key(&args.key)?,
+            secret: read_secret(&args.secret)?,
+            validity: parse_validity(&args.valid_for).map_err(BadInput)?,
+            inputs: crate::task_input::parse_inputs(&args.inputs)?,
+            totp_secrets: parse_totp(&args.totp)?,
+        })
+    }
+}
+
 /// `forager capsule capture`.
 pub fn capture(args: &CaptureArgs, runtime: &tokio::runtime::Runtime) -> anyhow::Result<ExitCode> {
     if args.out.exists() {
@@ -320,11 +341,13 @@ pub fn capture(args: &CaptureArgs, runtime: &tokio::runtime::Runtime) -> anyhow:
         )
         .into());
     }
-    let user = read_user_key(&args.key)?;
-    let secret = read_secret(&args.secret)?;
-    let validity = parse_validity(&args.valid_for).map_err(BadInput)?;
-    let inputs = crate::task_input::parse_inputs(&args.inputs)?;
-    let totp_secrets = parse_totp(&args.totp)?;
+    let Login {
+        user,
+        secret,
+        validity,
+        inputs,
+        totp_secrets,
+    } = Login::read(&args.login)?;
     let origins: Vec<String> = if args.origins.is_empty() {
         vec![args.url.clone()]
     } else {
@@ -427,8 +450,13 @@ pub fn replace(path: &Path, capsule: &SignedCapsule) -> anyhow::Result<()> {
 /// `forager capsule refresh`.
 pub fn refresh(args: &RefreshArgs, runtime: &tokio::runtime::Runtime) -> anyhow::Result<ExitCode> {
     let old = read_capsule(&args.capsule)?;
-    let user = read_user_key(&args.key)?;
-    let secret = read_secret(&args.secret)?;
+    let Login {
+        user,
+        secret,
+        validity,
+        inputs,
+        totp_secrets,
+    } = Login::read(&args.login)?;
     // The old one must still be the user's and open with this secret (expiry aside: an
     // expired capsule is what a refresh is for).
     let opened = old.check(0, &revocations()?);
@@ -448,9 +476,6 @@ pub fn refresh(args: &RefreshArgs, runtime: &tokio::runtime::Runtime) -> anyhow:
     old.value
         .unseal(&key)
         .map_err(|e| BadInput(format!("{}: {e}", args.capsule.display())))?;
-    let validity = parse_validity(&args.valid_for).map_err(BadInput)?;
-    let inputs = crate::task_input::parse_inputs(&args.inputs)?;
-    let totp_secrets = parse_totp(&args.totp)?;
     let fresh = runtime.block_on(recapture(
         &old,
         &inputs,

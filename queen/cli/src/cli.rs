@@ -434,12 +434,9 @@ pub struct CaptureArgs {
     /// Logged in when an element matches this CSS selector.
     #[arg(long, value_name = "CSS")]
     pub success_selector: Option<String>,
-    /// A credential, by the name of its field: `--input username=ada`. Repeatable.
-    #[arg(long = "input", value_name = "NAME=VALUE")]
-    pub inputs: Vec<String>,
-    /// A second factor: `--totp code=BASE32SECRET` types the code of the moment. Repeatable.
-    #[arg(long = "totp", value_name = "NAME=BASE32")]
-    pub totp: Vec<String>,
+    /// The credentials, your key, the secret and the validity.
+    #[command(flatten)]
+    pub login: LoginArgs,
     /// An origin whose session the capsule keeps and is mounted for. Repeatable; default
     /// the login page's origin.
     #[arg(long = "origin", value_name = "URL")]
@@ -447,15 +444,6 @@ pub struct CaptureArgs {
     /// Another origin the login may reach (a single sign-on page). Repeatable.
     #[arg(long = "allow-origin", value_name = "URL")]
     pub allow_origins: Vec<String>,
-    /// Your user key (`forager key --user`), which signs the capsule.
-    #[arg(long, value_name = "FILE")]
-    pub key: PathBuf,
-    /// How to seal it.
-    #[command(flatten)]
-    pub secret: CapsuleSecretArgs,
-    /// How long the capsule may be used: 30m, 12h, 7d (at most 90 days).
-    #[arg(long, value_name = "DURATION", default_value = "12h")]
-    pub valid_for: String,
     /// The highest risk ceiling of a task that mounts it (1 … 7): a session captured for
     /// reading need not buy things.
     #[arg(long, value_name = "K", default_value_t = 4, value_parser = clap::value_parser!(u8).range(1..=7))]
@@ -477,19 +465,29 @@ pub struct RefreshArgs {
     /// The capsule file (replaced atomically by the fresh one).
     #[arg(value_name = "CAPSULE")]
     pub capsule: PathBuf,
-    /// The credentials, by name, as at capture. Repeatable.
+    /// The credentials (as at capture), your key, the secret (the capsule's) and the
+    /// validity of the fresh capsule.
+    #[command(flatten)]
+    pub login: LoginArgs,
+}
+
+/// What a login for a capsule needs (shared by `capsule capture` and `refresh`).
+#[derive(Debug, Args)]
+pub struct LoginArgs {
+    /// A credential, by the name of its field: `--input username=ada`. Repeatable.
     #[arg(long = "input", value_name = "NAME=VALUE")]
     pub inputs: Vec<String>,
-    /// The second factors, as at capture. Repeatable.
+    /// A second factor: `--totp code=BASE32SECRET` types the RFC 6238 code of the moment.
+    /// Repeatable.
     #[arg(long = "totp", value_name = "NAME=BASE32")]
     pub totp: Vec<String>,
-    /// Your user key, which signs the fresh capsule.
+    /// Your user key (`forager key --user`), which signs the capsule.
     #[arg(long, value_name = "FILE")]
     pub key: PathBuf,
-    /// How the capsule is sealed (the same secret seals the fresh one).
+    /// How the capsule is sealed.
     #[command(flatten)]
     pub secret: CapsuleSecretArgs,
-    /// How long the fresh capsule may be used.
+    /// How long the capsule may be used: 30m, 12h, 7d (at most 90 days).
     #[arg(long, value_name = "DURATION", default_value = "12h")]
     pub valid_for: String,
 }
