@@ -992,3 +992,40 @@ async fn a_restarted_queen_resumes_its_task_from_the_journal() {
     second.queen.shutdown().await;
     second.network.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn json_logs_are_one_object_per_line() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let binary = tokio::task::spawn_blocking(forager_binary)
+        .await
+        .expect("build");
+    let mut child = Command::new(binary)
+        .args(["-v", "--log-format", "json", "queen", "--data"])
+        .arg(dir.path().join("queen"))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("starts");
+    let stderr = child.stderr.take().expect("stderr");
+    let mut lines = tokio::io::BufReader::new(stderr).lines();
+    let mut objects = Vec::new();
+    let _ = tokio::time::timeout(Duration::from_secs(30), async {
+        while let Ok(Some(line)) = lines.next_line().await {
+            // Lines for people (the key notice) are not log records; records are JSON.
+            if line.starts_with('{') {
+                let record: serde_json::Value = serde_json::from_str(&line)
+                    .unwrap_or_else(|e| panic!("not one JSON object: {line}: {e}"));
+                objects.push(record);
+                break;
+            }
+        }
+    })
+    .await;
+    let _ = child.kill().await;
+    let record = objects.first().expect("an info record within 30 s");
+    for field in ["timestamp", "level", "target", "fields"] {
+        assert!(record.get(field).is_some(), "{field} missing: {record}");
+    }
+    assert_eq!(record["level"], "INFO");
+}

@@ -11,6 +11,10 @@ pub struct Cli {
     /// More log output on stderr (-v info, -vv debug); RUST_LOG overrides.
     #[arg(short, long, global = true, action = clap::ArgAction::Count)]
     pub verbose: u8,
+    /// How log lines on stderr are written: `text` for people, `json` (one object per line:
+    /// timestamp, level, target, fields, spans) for log collectors.
+    #[arg(long, global = true, value_enum, default_value_t = LogFormat::Text)]
+    pub log_format: LogFormat,
     /// Worker threads of the async runtime that drives browsers and the network [default: the
     /// machine's cores].
     #[arg(long, global = true, value_name = "N")]
@@ -148,6 +152,15 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+}
+
+/// How log lines are written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum LogFormat {
+    /// Human-readable lines.
+    Text,
+    /// One JSON object per line.
+    Json,
 }
 
 /// Which strategy `simulate` runs.

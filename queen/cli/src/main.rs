@@ -22,7 +22,7 @@ use std::process::ExitCode;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    init_logging(cli.verbose);
+    init_logging(cli.verbose, cli.log_format);
     // Chromium's helpers outlive its main process by a moment; adopted, they can be waited for.
     forager_node::browser::adopt_orphans();
     let threads = cli.runtime_threads.map_or_else(
@@ -81,8 +81,9 @@ fn runtime(threads: usize) -> anyhow::Result<tokio::runtime::Runtime> {
         .build()?)
 }
 
-/// Logs go to stderr; `-v` shows info, `-vv` debug; `RUST_LOG` overrides.
-fn init_logging(verbose: u8) {
+/// Logs go to stderr, as text or JSON lines; `-v` shows info, `-vv` debug; `RUST_LOG`
+/// overrides.
+fn init_logging(verbose: u8, format: cli::LogFormat) {
     // chromiumoxide warns about every CDP event its generated types do not know (harmless,
     // one per page load) and errors when we kill a browser: only shown at -vv.
     let default = match verbose {
@@ -92,10 +93,13 @@ fn init_logging(verbose: u8) {
     };
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
-    tracing_subscriber::fmt()
+    let logs = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .init();
+        .with_writer(std::io::stderr);
+    match format {
+        cli::LogFormat::Text => logs.init(),
+        cli::LogFormat::Json => logs.json().with_current_span(true).init(),
+    }
 }
 
 /// An error caused by the user's input (bad flag values, unreadable task files); the program
