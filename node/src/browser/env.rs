@@ -233,6 +233,37 @@ pub struct ChromiumEnv {
     captured: Option<forager_protocol::capsule::SessionState>,
 }
 
+/// What opening a tab for a task takes (owned, so a spare can open in the background).
+#[derive(Clone)]
+struct TabOpening {
+    browser: Arc<Browser>,
+    guard: Arc<OriginGuard>,
+    network: Arc<Mutex<NetworkLog>>,
+    task: Arc<TaskSpec>,
+    init: Option<String>,
+    timeouts: Timeouts,
+}
+
+impl TabOpening {
+    /// A tab with forager's guards and scripts, logged in by the task's capsule session (if
+    /// any) before its first request.
+    async fn open(self) -> Result<Tab, EnvError> {
+        let tab = Tab::open(
+            self.browser,
+            self.guard,
+            self.network,
+            self.task.seed,
+            self.init.as_deref(),
+            self.timeouts,
+        )
+        .await?;
+        if let Some(session) = &self.task.session {
+            tab.mount(session).await?;
+        }
+        Ok(tab)
+    }
+}
+
 /// Pages past a write an environment keeps the evidence of.
 const MAX_EVIDENCE: usize = 32;
 
@@ -387,40 +418,23 @@ impl ChromiumEnv {
             },
             None => None,
         };
+        let opening = TabOpening {
+            browser,
+            guard: self.guard.clone(),
+            network: self.network.clone(),
+            task: self.task.clone(),
+            init: self.options.init_script.clone(),
+            timeouts: self.options.timeouts,
+        };
         let tab = match spare {
             Some(tab) => tab,
             None => {
                 self.stats.tabs_opened += 1;
-                let tab = Tab::open(
-                    browser.clone(),
-                    self.guard.clone(),
-                    self.network.clone(),
-                    self.task.seed,
-                    self.options.init_script.as_deref(),
-                    self.options.timeouts,
-                )
-                .await?;
-                if let Some(session) = &self.task.session {
-                    tab.mount(session).await?;
-                }
-                tab
+                opening.clone().open().await?
             }
         };
         self.stats.tabs_opened += 1;
-        let guard = self.guard.clone();
-        let network = self.network.clone();
-        let seed = self.task.seed;
-        let init = self.options.init_script.clone();
-        let timeouts = self.options.timeouts;
-        let task = self.task.clone();
-        self.spare = Some(tokio::spawn(async move {
-            let tab = Tab::open(browser, guard, network, seed, init.as_deref(), timeouts).await?;
-            // Every context the task opens is logged in before its first request.
-            if let Some(session) = &task.session {
-                tab.mount(session).await?;
-            }
-            Ok(tab)
-        }));
+        self.spare = Some(tokio::spawn(opening.open()));
         Ok(tab)
     }
 
