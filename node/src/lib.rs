@@ -27,6 +27,7 @@ pub mod environment;
 pub mod goal;
 pub mod index;
 pub mod memory;
+pub mod metrics;
 pub mod model;
 pub mod net;
 pub mod policy;

@@ -99,6 +99,8 @@ pub struct WorkerConfig {
     pub concurrency: usize,
     /// Gossip every finished rollout.
     pub gossip: bool,
+    /// What the worker counts for `--metrics` (clones share the counters).
+    pub metrics: crate::metrics::WorkerMetrics,
 }
 
 impl Default for WorkerConfig {
@@ -106,6 +108,7 @@ impl Default for WorkerConfig {
         WorkerConfig {
             concurrency: 2,
             gossip: true,
+            metrics: crate::metrics::WorkerMetrics::default(),
         }
     }
 }
@@ -403,7 +406,7 @@ pub async fn run_worker<F: EnvFactory>(
             NetworkEvent::Announcement(accepted) => {
                 let _ = inserts.send(accepted).await;
             }
-            NetworkEvent::PeerIdentified { peer, role } => {
+            NetworkEvent::PeerIdentified { peer, role, .. } => {
                 // Catch up on what the cluster learned before this node joined (once per peer).
                 if matches!(role, Role::Node) && !synced_from.contains(&peer) {
                     synced_from.push(peer);
@@ -461,6 +464,7 @@ pub async fn run_worker<F: EnvFactory>(
                     memory: replica.clone(),
                     embedder: embedder.clone(),
                     queen: peer,
+                    metrics: config.metrics.clone(),
                 };
                 requests.spawn(async move {
                     let answer = context.answer(work).await;
@@ -499,6 +503,7 @@ struct WorkContext<F: EnvFactory> {
     memory: Arc<Replica>,
     embedder: GoalEmbedder,
     queen: libp2p::PeerId,
+    metrics: crate::metrics::WorkerMetrics,
 }
 
 /// What the memory knows for a task: its goal's vector (`None` when it cannot be embedded)
@@ -527,11 +532,15 @@ impl<F: EnvFactory> WorkContext<F> {
     async fn answer(self, work: Work) -> Message {
         match work {
             Work::Expand(request) => {
+                self.metrics.expansions.inc();
                 let (_, memory) =
                     task_memory(self.memory.clone(), self.embedder.clone(), &request.task).await;
                 expand(&*self.factory, &self.identity, *request, &memory).await
             }
-            Work::Replay(request) => replay(&*self.factory, &self.identity, *request).await,
+            Work::Replay(request) => {
+                self.metrics.reproductions.inc();
+                replay(&*self.factory, &self.identity, *request).await
+            }
             Work::Assign(assignment) => {
                 let span = tracing::info_span!(
                     "branch",
@@ -543,7 +552,7 @@ impl<F: EnvFactory> WorkContext<F> {
                     task_memory(self.memory.clone(), self.embedder.clone(), &assignment.task).await;
                 let goal = goal.map(|vector| (vector, self.memory.embedder().clone()));
                 let memory: Arc<dyn ReplayMemory + Send + Sync> = Arc::new(memory);
-                tracing::Instrument::instrument(
+                let answer = tracing::Instrument::instrument(
                     search_branch(
                         &*self.factory,
                         &self.identity,
@@ -554,7 +563,13 @@ impl<F: EnvFactory> WorkContext<F> {
                     ),
                     span,
                 )
-                .await
+                .await;
+                if let Message::Progress(progress) = &answer {
+                    let report = &progress.report.value;
+                    self.metrics
+                        .add_branch(report.actions, report.replayed, &report.counters);
+                }
+                answer
             }
         }
     }

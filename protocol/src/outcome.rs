@@ -40,6 +40,8 @@ pub enum FailureReason {
     /// The task's session capsule no longer logs in (a page of its origin asked for a login)
     /// and no credentials were given to capture it again.
     SessionExpired,
+    /// An operator cancelled the task (`forager cancel`).
+    Cancelled,
 }
 
 impl FailureReason {
@@ -59,6 +61,7 @@ impl FailureReason {
             FailureReason::ActionFailed => "action_failed",
             FailureReason::PostconditionFailed => "postcondition_failed",
             FailureReason::SessionExpired => "session_expired",
+            FailureReason::Cancelled => "cancelled",
         }
     }
 }
@@ -155,6 +158,7 @@ mod tests {
             FailureReason::NavigationFailed,
             FailureReason::Interrupted,
             FailureReason::SessionExpired,
+            FailureReason::Cancelled,
         ] {
             let json = serde_json::to_string(&reason).expect("serialises");
             assert_eq!(json, format!("\"{}\"", reason.as_str()));

@@ -633,6 +633,141 @@ pub enum TaskState {
     Unknown,
 }
 
+/// Most tasks a [`ClusterOverview`] lists (the newest first); more are counted, not listed.
+pub const MAX_OVERVIEW_TASKS: usize = 256;
+
+/// Most nodes a [`ClusterOverview`] lists.
+pub const MAX_OVERVIEW_NODES: usize = 256;
+
+/// Most bytes of one [`FileChunk`]: well inside a frame.
+pub const MAX_CHUNK_BYTES: usize = 512 * 1024;
+
+/// Most files a finished task's folder may list (a step screenshot each, the documents).
+pub const MAX_TASK_FILES: usize = 512;
+
+/// What a queen is doing: its nodes and its tasks, for `forager status`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ClusterOverview {
+    /// Seconds since the queen started.
+    pub uptime_secs: u64,
+    /// The connected nodes, by peer id.
+    pub nodes: Vec<NodeOverview>,
+    /// The tasks the queen knows, newest first (at most [`MAX_OVERVIEW_TASKS`]).
+    pub tasks: Vec<TaskOverview>,
+    /// Tasks known but not listed.
+    pub more_tasks: u32,
+}
+
+/// One node as the queen sees it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NodeOverview {
+    /// Its peer id (text form).
+    pub peer: String,
+    /// The address its connection comes from, when known.
+    pub address: Option<String>,
+    /// Requests of the queen in flight on it (assignments, replays, expansions).
+    pub load: u32,
+    /// Tasks in which one of its successes failed to reproduce (it gets no more of their work).
+    pub distrusted_in: u32,
+    /// Seconds since it last answered or connected.
+    pub last_seen_secs: u64,
+}
+
+/// Where a task stands, in one word.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum TaskPhase {
+    /// The start page is being opened.
+    Expanding,
+    /// Branches are being searched.
+    Searching,
+    /// A success is being reproduced by a second node.
+    Verifying,
+    /// Finished; its artifacts are being written.
+    Writing,
+    /// Finished and passed.
+    Passed,
+    /// Finished without a verified success (the result says why).
+    Failing,
+}
+
+impl TaskPhase {
+    /// The lower-case name used by `forager status` and the metrics.
+    pub fn name(self) -> &'static str {
+        match self {
+            TaskPhase::Expanding => "expanding",
+            TaskPhase::Searching => "searching",
+            TaskPhase::Verifying => "verifying",
+            TaskPhase::Writing => "writing",
+            TaskPhase::Passed => "passed",
+            TaskPhase::Failing => "failing",
+        }
+    }
+
+    /// Every phase, in the order of a task's life.
+    pub const ALL: [TaskPhase; 6] = [
+        TaskPhase::Expanding,
+        TaskPhase::Searching,
+        TaskPhase::Verifying,
+        TaskPhase::Writing,
+        TaskPhase::Passed,
+        TaskPhase::Failing,
+    ];
+}
+
+/// One task as the queen sees it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TaskOverview {
+    /// The task.
+    pub id: TaskId,
+    /// Its goal, as submitted (cut to 120 characters).
+    pub goal: String,
+    /// Where it stands.
+    pub phase: TaskPhase,
+    /// Why it failed, when it did (a [`crate::FailureReason`] name).
+    pub failure: Option<String>,
+    /// Actions spent.
+    pub actions: u32,
+    /// Its action budget.
+    pub budget: u32,
+    /// The best mean value of a branch, in [0, 1].
+    pub best_value: f64,
+    /// Nodes working on it now.
+    pub nodes: u32,
+    /// Seconds since it was accepted (or resumed by a restarted queen).
+    pub age_secs: u64,
+}
+
+/// A file of a finished task's folder on the queen.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TaskFile {
+    /// Its name (no folder: the folder is flat).
+    pub name: String,
+    /// Its size.
+    pub bytes: u64,
+}
+
+/// Part of a file of a finished task's folder.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileChunk {
+    /// Where in the file the bytes start.
+    pub offset: u64,
+    /// The file's whole size.
+    pub total: u64,
+    /// At most [`MAX_CHUNK_BYTES`].
+    pub bytes: Vec<u8>,
+}
+
+/// Whether a file name may be asked for: a plain name in a flat folder, no path, nothing
+/// hidden.
+pub fn is_task_file_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 128
+        && !name.starts_with('.')
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_'))
+}
+
 /// A late-joining node asks for the announcements it lacks.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SyncRequest {
@@ -682,6 +817,28 @@ pub enum Message {
     Status(TaskId),
     /// Queen → client.
     State(Box<TaskState>),
+    /// Client → queen: the queen's nodes and tasks.
+    Overview,
+    /// Queen → client.
+    ClusterState(Box<ClusterOverview>),
+    /// Client → queen: stop this task now; it ends `failing` with `cancelled`. Answered
+    /// with the task's [`Message::State`].
+    Cancel(TaskId),
+    /// Client → queen: the files of a finished task's folder.
+    ListFiles(TaskId),
+    /// Queen → client.
+    Files(Vec<TaskFile>),
+    /// Client → queen: part of one of those files.
+    ReadFile {
+        /// The task.
+        task: TaskId,
+        /// A name [`Message::Files`] listed.
+        name: String,
+        /// From where.
+        offset: u64,
+    },
+    /// Queen → client.
+    Chunk(FileChunk),
     /// Any → any: the request was refused: why, as a variant the caller acts on, and a
     /// detail for people.
     Refused {
@@ -716,6 +873,12 @@ pub enum RefusalReason {
     /// The peers embed text with different models (or dimensions): their memories cannot be
     /// shared.
     OtherEmbedder,
+    /// The queen does not know this task.
+    UnknownTask,
+    /// The task has not finished: its files are not written yet.
+    NotFinished,
+    /// The task's folder has no such file (or the name is not a plain file name).
+    NoSuchFile,
 }
 
 impl RefusalReason {
@@ -731,6 +894,9 @@ impl RefusalReason {
             RefusalReason::Stopping => "stopping",
             RefusalReason::Busy => "busy",
             RefusalReason::OtherEmbedder => "other_embedder",
+            RefusalReason::UnknownTask => "unknown_task",
+            RefusalReason::NotFinished => "not_finished",
+            RefusalReason::NoSuchFile => "no_such_file",
         }
     }
 }
@@ -1534,7 +1700,65 @@ pub(crate) mod tests {
                 Message::State(Box::new(TaskState::Running { actions, nodes }))
             }),
             Just(Message::State(Box::new(TaskState::Unknown))),
-            (0..9u8, text()).prop_map(|(reason, detail)| Message::Refused {
+            Just(Message::Overview),
+            (
+                any::<u64>(),
+                text(),
+                task_id(),
+                any::<u32>(),
+                0..6usize,
+                prop::option::of(text())
+            )
+                .prop_map(|(n, text, id, count, phase, failure)| {
+                    Message::ClusterState(Box::new(ClusterOverview {
+                        uptime_secs: n,
+                        nodes: vec![NodeOverview {
+                            peer: text.clone(),
+                            address: Some(text.clone()),
+                            load: count,
+                            distrusted_in: count / 2,
+                            last_seen_secs: n / 3,
+                        }],
+                        tasks: vec![TaskOverview {
+                            id,
+                            goal: text,
+                            phase: TaskPhase::ALL[phase],
+                            failure,
+                            actions: count,
+                            budget: count / 3,
+                            best_value: (n % 1000) as f64 / 1000.0,
+                            nodes: count % 7,
+                            age_secs: n / 5,
+                        }],
+                        more_tasks: count / 11,
+                    }))
+                }),
+            task_id().prop_map(Message::Cancel),
+            task_id().prop_map(Message::ListFiles),
+            prop::collection::vec((text(), any::<u64>()), 0..4).prop_map(|files| {
+                Message::Files(
+                    files
+                        .into_iter()
+                        .map(|(name, bytes)| TaskFile { name, bytes })
+                        .collect(),
+                )
+            }),
+            (task_id(), text(), any::<u64>()).prop_map(|(task, name, offset)| Message::ReadFile {
+                task,
+                name,
+                offset
+            }),
+            (
+                any::<u64>(),
+                any::<u64>(),
+                prop::collection::vec(any::<u8>(), 0..64)
+            )
+                .prop_map(|(offset, total, bytes)| Message::Chunk(FileChunk {
+                    offset,
+                    total,
+                    bytes
+                })),
+            (0..12u8, text()).prop_map(|(reason, detail)| Message::Refused {
                 reason: [
                     RefusalReason::InvalidTask,
                     RefusalReason::NoEnvironment,
@@ -1545,6 +1769,9 @@ pub(crate) mod tests {
                     RefusalReason::Stopping,
                     RefusalReason::Busy,
                     RefusalReason::OtherEmbedder,
+                    RefusalReason::UnknownTask,
+                    RefusalReason::NotFinished,
+                    RefusalReason::NoSuchFile,
                 ][reason as usize],
                 detail,
             }),

@@ -22,10 +22,12 @@ use forager_protocol::score::{ScoreInputs, uct_score};
 use forager_protocol::signing::Domain;
 use forager_protocol::trajectory::Cost;
 use forager_protocol::wire::{
-    BranchAssignment, BranchCounters, BranchId, ExpandRequest, FoundPath, KnownLocation,
-    KnownState, MAX_PRUNE_REASONS, Message, PageInfo, ProgressReport, Refusal, RefusalReason,
-    ReplayReport, ReplayRequest, TaskId, TaskState, TreeSnapshot, TreeStatus, WireCandidate,
-    branch_candidates, judge_reproduction, verified_pages,
+    BranchAssignment, BranchCounters, BranchId, ClusterOverview, ExpandRequest, FileChunk,
+    FoundPath, KnownLocation, KnownState, MAX_CHUNK_BYTES, MAX_OVERVIEW_NODES, MAX_OVERVIEW_TASKS,
+    MAX_PRUNE_REASONS, MAX_TASK_FILES, Message, NodeOverview, PageInfo, ProgressReport, Refusal,
+    RefusalReason, ReplayReport, ReplayRequest, TaskFile, TaskId, TaskOverview, TaskPhase,
+    TaskState, TreeSnapshot, TreeStatus, WireCandidate, branch_candidates, judge_reproduction,
+    verified_pages,
 };
 use forager_protocol::workflow::WORKFLOW_FILE;
 use forager_protocol::{Action, FailureReason, Fingerprint, PruneReason, RiskClass, TaskSpec};
@@ -54,6 +56,8 @@ pub struct QueenConfig {
     /// Keep every finished trajectory (every path the searches reached), as the nodes signed
     /// them, in `rollouts.json` beside the result.
     pub keep_all: bool,
+    /// What the queen counts for `--metrics` (clones share the counters).
+    pub metrics: crate::metrics::QueenMetrics,
 }
 
 impl QueenConfig {
@@ -66,6 +70,7 @@ impl QueenConfig {
             widening: Widening::default(),
             signing_key: None,
             keep_all: false,
+            metrics: crate::metrics::QueenMetrics::default(),
         }
     }
 }
@@ -78,6 +83,13 @@ enum Command {
     Status {
         task: TaskId,
         reply: oneshot::Sender<TaskState>,
+    },
+    Overview {
+        reply: oneshot::Sender<ClusterOverview>,
+    },
+    Cancel {
+        task: TaskId,
+        reply: oneshot::Sender<Result<TaskState, Refusal>>,
     },
     Shutdown {
         done: oneshot::Sender<()>,
@@ -121,6 +133,25 @@ impl Queen {
         answer.await.unwrap_or(TaskState::Unknown)
     }
 
+    /// The queen's nodes and tasks (`None` when it has stopped).
+    pub async fn overview(&self) -> Option<ClusterOverview> {
+        crate_ask(&self.commands, |reply| Command::Overview { reply }).await
+    }
+
+    /// Cancels a running task: it ends `failing` with `cancelled` (its result and journal
+    /// written as for any other end). A finished task stays as it ended. Answers the task's
+    /// state, or why not ([`RefusalReason::UnknownTask`], [`RefusalReason::Stopping`]).
+    pub async fn cancel(&self, task: TaskId) -> Result<TaskState, Refusal> {
+        crate_ask(&self.commands, |reply| Command::Cancel { task, reply })
+            .await
+            .unwrap_or_else(|| {
+                Err(Refusal::new(
+                    RefusalReason::Stopping,
+                    "the queen has stopped",
+                ))
+            })
+    }
+
     /// Stops the queen: requests in flight are dropped, and the artifacts of finished tasks
     /// are written before this returns (waiting at most a minute).
     pub async fn shutdown(&self) {
@@ -129,6 +160,16 @@ impl Queen {
             let _ = tokio::time::timeout(Duration::from_secs(60), stopped).await;
         }
     }
+}
+
+/// Sends a command and waits for its answer; `None` when the actor is gone.
+async fn crate_ask<T>(
+    commands: &mpsc::Sender<Command>,
+    make: impl FnOnce(oneshot::Sender<T>) -> Command,
+) -> Option<T> {
+    let (reply, answer) = oneshot::channel();
+    commands.send(make(reply)).await.ok()?;
+    answer.await.ok()
 }
 
 enum Internal {
@@ -142,6 +183,8 @@ enum Internal {
         node: PeerId,
         branch: BranchId,
         result: Result<Message, RequestFailed>,
+        /// When the assignment was sent.
+        sent: Instant,
     },
     Replayed {
         task: TaskId,
@@ -277,6 +320,8 @@ pub fn start(network: Network, events: mpsc::Receiver<NetworkEvent>, config: Que
         network,
         config,
         nodes: HashSet::new(),
+        seen: HashMap::new(),
+        started: Instant::now(),
         tasks: HashMap::new(),
         internal,
     };
@@ -290,6 +335,10 @@ struct Actor {
     network: Network,
     config: QueenConfig,
     nodes: HashSet<PeerId>,
+    /// Per node: the address it connected from, and when it last answered or connected.
+    seen: HashMap<PeerId, (Option<libp2p::Multiaddr>, Instant)>,
+    /// When the queen started (its uptime in the overview).
+    started: Instant,
     tasks: HashMap<TaskId, TaskRun>,
     internal: mpsc::Sender<Internal>,
 }
@@ -399,22 +448,108 @@ impl Actor {
                 let _ = reply.send(self.submit(*task));
             }
             Command::Status { task, reply } => {
-                let state = match self.tasks.get(&task) {
-                    None => TaskState::Unknown,
-                    Some(run) => match &run.result {
-                        Some(result) if !run.writing && run.artifacts.is_none() => {
-                            TaskState::Done(Box::new(result.clone()))
-                        }
-                        _ => TaskState::Running {
-                            actions: run.actions,
-                            nodes: run.assigned.len() as u32,
-                        },
-                    },
-                };
-                let _ = reply.send(state);
+                let _ = reply.send(self.task_state(task));
+            }
+            Command::Overview { reply } => {
+                let _ = reply.send(self.overview());
+            }
+            Command::Cancel { task, reply } => {
+                let _ = reply.send(self.cancel(task));
             }
             Command::Shutdown { .. } => {}
         }
+    }
+
+    /// Where a task stands: done only once its files are written.
+    fn task_state(&self, task: TaskId) -> TaskState {
+        match self.tasks.get(&task) {
+            None => TaskState::Unknown,
+            Some(run) => match &run.result {
+                Some(result) if !run.writing && run.artifacts.is_none() => {
+                    TaskState::Done(Box::new(result.clone()))
+                }
+                _ => TaskState::Running {
+                    actions: run.actions,
+                    nodes: run.assigned.len() as u32,
+                },
+            },
+        }
+    }
+
+    fn cancel(&mut self, task: TaskId) -> Result<TaskState, Refusal> {
+        let Some(run) = self.tasks.get_mut(&task) else {
+            return Err(Refusal::new(
+                RefusalReason::UnknownTask,
+                format!("the queen does not know task {task}"),
+            ));
+        };
+        if run.phase != Phase::Done {
+            tracing::info!(task = %task, actions = run.actions, "task cancelled by an operator");
+            self.config.metrics.cancelled.inc();
+            run.finish_failing_with(
+                FailureReason::Cancelled,
+                format!("cancelled by an operator after {} actions", run.actions),
+            );
+        }
+        Ok(self.task_state(task))
+    }
+
+    fn overview(&self) -> ClusterOverview {
+        let mut load: HashMap<PeerId, u32> = HashMap::new();
+        let mut distrusted: HashMap<PeerId, u32> = HashMap::new();
+        for run in self.tasks.values() {
+            for node in run
+                .assigned
+                .keys()
+                .chain(run.verifying.iter())
+                .chain(run.expanding.iter())
+            {
+                *load.entry(*node).or_default() += 1;
+            }
+            for node in &run.distrusted {
+                *distrusted.entry(*node).or_default() += 1;
+            }
+        }
+        let mut nodes: Vec<NodeOverview> = self
+            .nodes
+            .iter()
+            .map(|peer| {
+                let (address, last) = self.seen.get(peer).cloned().unwrap_or((None, self.started));
+                NodeOverview {
+                    peer: peer.to_string(),
+                    address: address.map(|a| a.to_string()),
+                    load: load.get(peer).copied().unwrap_or(0),
+                    distrusted_in: distrusted.get(peer).copied().unwrap_or(0),
+                    last_seen_secs: last.elapsed().as_secs(),
+                }
+            })
+            .collect();
+        nodes.sort_by(|a, b| a.peer.cmp(&b.peer));
+        nodes.truncate(MAX_OVERVIEW_NODES);
+        let mut runs: Vec<&TaskRun> = self.tasks.values().collect();
+        // Newest first.
+        runs.sort_by_key(|run| (run.started.elapsed(), run.id));
+        let more_tasks = runs.len().saturating_sub(MAX_OVERVIEW_TASKS) as u32;
+        let tasks = runs
+            .into_iter()
+            .take(MAX_OVERVIEW_TASKS)
+            .map(TaskRun::overview)
+            .collect();
+        ClusterOverview {
+            uptime_secs: self.started.elapsed().as_secs(),
+            nodes,
+            tasks,
+            more_tasks,
+        }
+    }
+
+    /// A node answered or connected now.
+    fn saw(&mut self, node: PeerId) {
+        let now = Instant::now();
+        self.seen
+            .entry(node)
+            .and_modify(|(_, last)| *last = now)
+            .or_insert((None, now));
     }
 
     fn submit(&mut self, task: TaskSpec) -> Result<TaskId, Refusal> {
@@ -443,6 +578,7 @@ impl Actor {
         let journal = Journal::create(&dir, &task)
             .map_err(|e| Refusal::new(RefusalReason::Storage, e.to_string()))?;
         tracing::info!(task = %id, goal = %task.goal, "task accepted");
+        self.config.metrics.submitted.inc();
         self.tasks
             .insert(id, TaskRun::new(id, task, journal, &self.config));
         Ok(id)
@@ -453,14 +589,17 @@ impl Actor {
             NetworkEvent::PeerIdentified {
                 peer,
                 role: Role::Node,
+                address,
             } => {
                 tracing::info!(%peer, "node joined");
                 self.nodes.insert(peer);
+                self.seen.insert(peer, (address, Instant::now()));
             }
             NetworkEvent::PeerGone(peer) => {
                 if self.nodes.remove(&peer) {
                     tracing::warn!(%peer, "node left");
                 }
+                self.seen.remove(&peer);
             }
             NetworkEvent::Request {
                 peer,
@@ -479,11 +618,41 @@ impl Actor {
                 Ok(id) => Message::Accepted(id),
                 Err(refusal) => refusal.into(),
             },
-            Message::Status(id) => {
-                let (reply, answer) = oneshot::channel();
-                self.on_command(Command::Status { task: id, reply });
-                Message::State(Box::new(answer.await.unwrap_or(TaskState::Unknown)))
-            }
+            Message::Status(id) => Message::State(Box::new(self.task_state(id))),
+            Message::Overview => Message::ClusterState(Box::new(self.overview())),
+            Message::Cancel(id) => match self.cancel(id) {
+                Ok(state) => Message::State(Box::new(state)),
+                Err(refusal) => refusal.into(),
+            },
+            Message::ListFiles(id) => match self.finished_dir(id) {
+                Ok(dir) => {
+                    // Reading a folder is I/O: off the actor, answered from there.
+                    let network = self.network.clone();
+                    tokio::spawn(async move {
+                        let answer = match list_task_files(dir).await {
+                            Ok(files) => Message::Files(files),
+                            Err(refusal) => refusal.into(),
+                        };
+                        let _ = network.respond(responder, answer).await;
+                    });
+                    return;
+                }
+                Err(refusal) => refusal.into(),
+            },
+            Message::ReadFile { task, name, offset } => match self.finished_dir(task) {
+                Ok(dir) => {
+                    let network = self.network.clone();
+                    tokio::spawn(async move {
+                        let answer = match read_task_file(dir, &name, offset).await {
+                            Ok(chunk) => Message::Chunk(chunk),
+                            Err(refusal) => refusal.into(),
+                        };
+                        let _ = network.respond(responder, answer).await;
+                    });
+                    return;
+                }
+                Err(refusal) => refusal.into(),
+            },
             other => {
                 tracing::debug!(%peer, ?other, "request not for a queen");
                 Refusal::new(
@@ -494,6 +663,23 @@ impl Actor {
             }
         };
         let _ = self.network.respond(responder, answer).await;
+    }
+
+    /// The folder of a task whose files are all written.
+    fn finished_dir(&self, task: TaskId) -> Result<PathBuf, Refusal> {
+        let run = self.tasks.get(&task).ok_or_else(|| {
+            Refusal::new(
+                RefusalReason::UnknownTask,
+                format!("the queen does not know task {task}"),
+            )
+        })?;
+        if run.result.is_none() || run.writing || run.artifacts.is_some() {
+            return Err(Refusal::new(
+                RefusalReason::NotFinished,
+                format!("task {task} has not finished"),
+            ));
+        }
+        Ok(run.journal.dir().to_path_buf())
     }
 
     fn busy(&self) -> HashSet<PeerId> {
@@ -689,6 +875,8 @@ impl Actor {
                                 .collect(),
                             known_states: run.known_states(branch),
                         }));
+                        self.config.metrics.assignments.inc();
+                        let sent = Instant::now();
                         send(
                             node,
                             request,
@@ -697,6 +885,7 @@ impl Actor {
                                 node,
                                 branch,
                                 result,
+                                sent,
                             }),
                         );
                     }
@@ -749,6 +938,9 @@ impl Actor {
     fn on_internal(&mut self, message: Internal) {
         match message {
             Internal::Expanded { task, node, result } => {
+                if result.is_ok() {
+                    self.saw(node);
+                }
                 let Some(run) = self.tasks.get_mut(&task) else {
                     return;
                 };
@@ -789,7 +981,16 @@ impl Actor {
                 node,
                 branch,
                 result,
+                sent,
             } => {
+                let metrics = &self.config.metrics;
+                metrics
+                    .assignment_seconds
+                    .observe(sent.elapsed().as_secs_f64());
+                if result.is_ok() {
+                    self.saw(node);
+                }
+                let metrics = &self.config.metrics;
                 let Some(run) = self.tasks.get_mut(&task) else {
                     return;
                 };
@@ -812,6 +1013,14 @@ impl Actor {
                         let signed = &answer.report;
                         match signed.verify(Domain::Report) {
                             Ok(report) if report.task == task && report.branch == branch => {
+                                metrics.actions.inc_by(u64::from(report.actions));
+                                let restores = &metrics.restores;
+                                restores
+                                    .get_or_create(&crate::metrics::label("how", "kept"))
+                                    .inc_by(report.counters.cache_hits);
+                                restores
+                                    .get_or_create(&crate::metrics::label("how", "fresh"))
+                                    .inc_by(report.counters.cache_misses);
                                 // What stands behind a success in the trajectory (and with
                                 // --keep-all, every finished rollout), as signed.
                                 let claim = if report.successes.is_empty() && !run.keep_all {
@@ -825,6 +1034,10 @@ impl Actor {
                         }
                     }
                     Ok(other) => {
+                        metrics
+                            .reassigned
+                            .get_or_create(&crate::metrics::label("reason", "no_report"))
+                            .inc();
                         run.note_failure(&format!("node {node} did not report: {other:?}"));
                         run.journal.append(&JournalEvent::Reassigned {
                             node: node.to_string(),
@@ -833,6 +1046,14 @@ impl Actor {
                         });
                     }
                     Err(reason) => {
+                        let why = match reason {
+                            RequestFailed::Network(_) => "network",
+                            RequestFailed::Silent(_) => "silent",
+                        };
+                        metrics
+                            .reassigned
+                            .get_or_create(&crate::metrics::label("reason", why))
+                            .inc();
                         tracing::warn!(%node, branch = branch.0, %reason, "assignment lost; reassigning");
                         run.journal.append(&JournalEvent::Reassigned {
                             node: node.to_string(),
@@ -848,6 +1069,9 @@ impl Actor {
                 pending,
                 result,
             } => {
+                if result.is_ok() {
+                    self.saw(node);
+                }
                 let Some(run) = self.tasks.get_mut(&task) else {
                     return;
                 };
@@ -871,7 +1095,17 @@ impl Actor {
                 };
                 match verified {
                     Some((report, attestation, screenshots)) => {
-                        run.on_replayed(report, attestation, screenshots, pending, node)
+                        run.on_replayed(report, attestation, screenshots, pending, node);
+                        let verdict = if run.phase == Phase::Done {
+                            "reproduced"
+                        } else {
+                            "not_reproduced"
+                        };
+                        self.config
+                            .metrics
+                            .reproductions
+                            .get_or_create(&crate::metrics::label("verdict", verdict))
+                            .inc();
                     }
                     None => {
                         // The verifier gave no valid answer: another node will be asked.
@@ -892,6 +1126,71 @@ impl Actor {
             }
         }
     }
+}
+
+/// The plain files of a finished task's folder (its journal, result, trajectory, workflow,
+/// report, screenshots), by name.
+async fn list_task_files(dir: PathBuf) -> Result<Vec<TaskFile>, Refusal> {
+    let storage = |e: std::io::Error| {
+        Refusal::new(
+            RefusalReason::Storage,
+            format!("cannot read {}: {e}", dir.display()),
+        )
+    };
+    let mut entries = tokio::fs::read_dir(&dir).await.map_err(storage)?;
+    let mut files = Vec::new();
+    while let Some(entry) = entries.next_entry().await.map_err(storage)? {
+        let Ok(name) = entry.file_name().into_string() else {
+            continue;
+        };
+        let Ok(meta) = entry.metadata().await else {
+            continue;
+        };
+        if meta.is_file() && forager_protocol::wire::is_task_file_name(&name) {
+            files.push(TaskFile {
+                name,
+                bytes: meta.len(),
+            });
+        }
+    }
+    files.sort_by(|a, b| a.name.cmp(&b.name));
+    files.truncate(MAX_TASK_FILES);
+    Ok(files)
+}
+
+/// Up to [`MAX_CHUNK_BYTES`] of one file of a finished task's folder, from `offset`.
+async fn read_task_file(dir: PathBuf, name: &str, offset: u64) -> Result<FileChunk, Refusal> {
+    use tokio::io::{AsyncReadExt, AsyncSeekExt};
+    let missing = || {
+        Refusal::new(
+            RefusalReason::NoSuchFile,
+            format!("the task's folder has no file {name:?}"),
+        )
+    };
+    if !forager_protocol::wire::is_task_file_name(name) {
+        return Err(missing());
+    }
+    let path = dir.join(name);
+    let mut file = tokio::fs::File::open(&path).await.map_err(|_| missing())?;
+    let meta = file.metadata().await.map_err(|_| missing())?;
+    if !meta.is_file() {
+        return Err(missing());
+    }
+    let total = meta.len();
+    let offset = offset.min(total);
+    file.seek(std::io::SeekFrom::Start(offset))
+        .await
+        .map_err(|e| Refusal::new(RefusalReason::Storage, e.to_string()))?;
+    let want = (total - offset).min(MAX_CHUNK_BYTES as u64) as usize;
+    let mut bytes = vec![0; want];
+    file.read_exact(&mut bytes)
+        .await
+        .map_err(|e| Refusal::new(RefusalReason::Storage, e.to_string()))?;
+    Ok(FileChunk {
+        offset,
+        total,
+        bytes,
+    })
 }
 
 /// Whether the screenshots beside a replay report are the ones it signed.
@@ -1664,6 +1963,43 @@ impl TaskRun {
                 .keep_all
                 .then(|| std::mem::take(&mut self.kept_reports)),
             passed,
+        }
+    }
+
+    /// The task in one line of `forager status`.
+    fn overview(&self) -> TaskOverview {
+        let phase = match (&self.phase, &self.result) {
+            (Phase::Expanding, _) => TaskPhase::Expanding,
+            (Phase::Searching, _) if self.verifying.is_some() => TaskPhase::Verifying,
+            (Phase::Searching, _) => TaskPhase::Searching,
+            (Phase::Done, _) if self.writing || self.artifacts.is_some() => TaskPhase::Writing,
+            (Phase::Done, Some(result)) if result.status == Status::Pass => TaskPhase::Passed,
+            (Phase::Done, _) => TaskPhase::Failing,
+        };
+        let best_value = self
+            .branches
+            .iter()
+            .filter(|b| b.visits > 0)
+            .map(|b| b.value_sum / f64::from(b.visits))
+            .fold(0.0, f64::max);
+        TaskOverview {
+            id: self.id,
+            goal: self.task.goal.chars().take(120).collect(),
+            phase,
+            failure: self
+                .result
+                .as_ref()
+                .and_then(|r| r.error.as_ref())
+                .map(|e| e.reason.as_str().to_owned()),
+            actions: self.actions,
+            budget: self.task.budget.actions,
+            best_value: if best_value.is_finite() {
+                best_value.clamp(0.0, 1.0)
+            } else {
+                0.0
+            },
+            nodes: self.assigned.len() as u32,
+            age_secs: self.started.elapsed().as_secs(),
         }
     }
 

@@ -19,4 +19,5 @@ pub mod cluster;
 pub mod coordinator;
 pub mod http;
 pub mod journal;
+pub mod metrics;
 pub mod report;

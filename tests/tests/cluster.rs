@@ -33,6 +33,8 @@ struct Peer {
     id: String,
     address: String,
     data: PathBuf,
+    /// Its metrics endpoint (`--metrics`), if it serves one.
+    metrics: Option<String>,
 }
 
 async fn spawn_peer(kind: &str, data: &Path, key: &Path, extra: &[&str], prefix: &str) -> Peer {
@@ -56,10 +58,14 @@ async fn spawn_peer(kind: &str, data: &Path, key: &Path, extra: &[&str], prefix:
     let mut lines = tokio::io::BufReader::new(stdout).lines();
     let mut id = String::new();
     let mut address = String::new();
+    let mut metrics = None;
     let found = tokio::time::timeout(Duration::from_secs(60), async {
         while let Ok(Some(line)) = lines.next_line().await {
             if let Some(rest) = line.strip_prefix(&format!("{kind} ")) {
                 id = rest.trim().to_owned();
+            }
+            if let Some(rest) = line.strip_prefix("metrics ") {
+                metrics = Some(rest.trim().to_owned());
             }
             if let Some(rest) = line.strip_prefix("listening ") {
                 address = rest.trim().to_owned();
@@ -76,6 +82,7 @@ async fn spawn_peer(kind: &str, data: &Path, key: &Path, extra: &[&str], prefix:
         id,
         address,
         data: data.to_path_buf(),
+        metrics,
     }
 }
 
@@ -135,22 +142,22 @@ struct Cluster {
 }
 
 async fn cluster(test: &str, nodes: usize) -> Cluster {
+    cluster_with(test, nodes, &[]).await
+}
+
+/// A cluster whose queen and nodes all get `extra` flags.
+async fn cluster_with(test: &str, nodes: usize, extra: &[&str]) -> Cluster {
     let prefix = unique_prefix(test);
     let dir = tempfile::tempdir().expect("temp dir");
     let key = dir.path().join("cluster.key");
     std::fs::write(&key, format_cluster_key(&[42u8; 32])).expect("key");
-    let queen = spawn_peer("queen", &dir.path().join("queen"), &key, &[], &prefix).await;
+    let queen = spawn_peer("queen", &dir.path().join("queen"), &key, extra, &prefix).await;
     let mut peers = Vec::new();
     for i in 0..nodes {
         let data = dir.path().join(format!("node{i}"));
-        let node = spawn_peer(
-            "node",
-            &data,
-            &key,
-            &["--bootstrap", &queen.address],
-            &prefix,
-        )
-        .await;
+        let mut flags = vec!["--bootstrap", queen.address.as_str()];
+        flags.extend_from_slice(extra);
+        let node = spawn_peer("node", &data, &key, &flags, &prefix).await;
         peers.push(node);
     }
     Cluster {
@@ -263,6 +270,7 @@ async fn a_node_killed_mid_task_loses_its_branch_to_another() {
             id: String::new(),
             address: queen_address,
             data: PathBuf::new(),
+            metrics: None,
         };
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
         submit(&queen, &key, &out, &args).await
@@ -301,6 +309,284 @@ async fn a_node_killed_mid_task_loses_its_branch_to_another() {
             .iter()
             .any(|e| e["event"] == "reassigned" && e["node"] == killed.id.as_str()),
         "the killed node's branch was reassigned: {journal:#?}"
+    );
+    cluster.stop().await;
+}
+
+/// A `forager` command against the cluster's queen (`status`, `cancel`, `result`).
+async fn operator(
+    cluster: &Cluster,
+    command: &str,
+    args: &[&str],
+) -> (Option<i32>, String, String) {
+    let binary = tokio::task::spawn_blocking(forager_binary)
+        .await
+        .expect("build");
+    let output = tokio::time::timeout(
+        LIMIT,
+        Command::new(binary)
+            .arg(command)
+            .arg("--queen")
+            .arg(&cluster.queen.address)
+            .arg("--cluster-key")
+            .arg(&cluster.key)
+            .args(args)
+            .kill_on_drop(true)
+            .output(),
+    )
+    .await
+    .expect("finished in time")
+    .expect("runs");
+    (
+        output.status.code(),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+/// GET of a metrics endpoint (`http://127.0.0.1:PORT/metrics`), its body.
+async fn scrape(url: &str) -> String {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let rest = url.strip_prefix("http://").expect("an http url");
+    let (host, path) = rest.split_once('/').expect("a path");
+    let mut stream = tokio::time::timeout(
+        Duration::from_secs(10),
+        tokio::net::TcpStream::connect(host),
+    )
+    .await
+    .expect("connects in time")
+    .expect("connects");
+    stream
+        .write_all(format!("GET /{path} HTTP/1.0\r\nHost: {host}\r\n\r\n").as_bytes())
+        .await
+        .expect("request sent");
+    let mut response = String::new();
+    tokio::time::timeout(
+        Duration::from_secs(10),
+        stream.read_to_string(&mut response),
+    )
+    .await
+    .expect("answered in time")
+    .expect("an answer");
+    assert!(response.starts_with("HTTP/1.0 200"), "{response}");
+    response
+        .split_once("\r\n\r\n")
+        .map(|(_, body)| body.to_owned())
+        .unwrap_or_default()
+}
+
+/// The value of a sample line of Prometheus text (`name{labels} value`).
+fn sample(text: &str, name: &str) -> Option<f64> {
+    text.lines()
+        .find_map(|line| line.strip_prefix(name)?.strip_prefix(' ')?.parse().ok())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_operator_sees_cancels_fetches_and_scrapes_a_running_cluster() {
+    let docs = sites::serve(sites::docs()).await;
+    let cluster = cluster_with("operator", 2, &["--metrics", "127.0.0.1:0"]).await;
+    let queen_metrics = cluster
+        .queen
+        .metrics
+        .clone()
+        .expect("the queen serves metrics");
+
+    // A task that cannot succeed (its text is on no page) runs until it is cancelled.
+    let hopeless_out = cluster.dir.path().join("hopeless");
+    let queen_address = cluster.queen.address.clone();
+    let key = cluster.key.clone();
+    let base = docs.base.clone();
+    let hopeless = tokio::spawn(async move {
+        let queen = Peer {
+            child: Command::new("true").spawn().expect("placeholder"),
+            id: String::new(),
+            address: queen_address,
+            data: PathBuf::new(),
+            metrics: None,
+        };
+        let url = format!("{base}/docs");
+        let args = [
+            "--url",
+            url.as_str(),
+            "--goal",
+            "Find the page about quantum frobnication",
+            "--success-text",
+            "no page says this 7f3a",
+            "--budget",
+            "100000",
+        ];
+        submit(&queen, &key, &hopeless_out, &args).await
+    });
+
+    // `status` shows the two nodes (from 127.0.0.1) and the task, searching.
+    let started = Instant::now();
+    let (overview, task) = loop {
+        let (code, stdout, stderr) = operator(&cluster, "status", &["--json"]).await;
+        assert_eq!(code, Some(0), "{stderr}");
+        let overview: serde_json::Value = serde_json::from_str(&stdout).expect("json");
+        let searching = overview["tasks"]
+            .as_array()
+            .and_then(|tasks| tasks.first())
+            .filter(|t| t["state"] == "searching" && t["actions"].as_u64() > Some(0))
+            .cloned();
+        if let Some(task) = searching {
+            break (overview, task);
+        }
+        assert!(started.elapsed() < LIMIT, "no task searching: {stdout}");
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    };
+    let nodes = overview["nodes"].as_array().expect("nodes");
+    assert_eq!(nodes.len(), 2, "{overview:#}");
+    for node in nodes {
+        assert!(
+            cluster
+                .nodes
+                .iter()
+                .any(|n| n.id == node["peer"].as_str().unwrap_or("")),
+            "{node}"
+        );
+        assert!(
+            node["address"]
+                .as_str()
+                .unwrap_or("")
+                .starts_with("/ip4/127.0.0.1/tcp/"),
+            "{node}"
+        );
+    }
+    assert_eq!(task["budget"], 100000);
+    let id = task["id"].as_str().expect("an id").to_owned();
+    let (code, text, _) = operator(&cluster, "status", &[]).await;
+    assert_eq!(code, Some(0));
+    assert!(text.contains(&id) && text.contains("searching"), "{text}");
+
+    // The queen's metrics while it runs.
+    let metrics = scrape(&queen_metrics).await;
+    assert_eq!(
+        sample(&metrics, "forager_queen_nodes"),
+        Some(2.0),
+        "{metrics}"
+    );
+    assert_eq!(
+        sample(&metrics, "forager_queen_tasks{state=\"searching\"}"),
+        Some(1.0),
+        "{metrics}"
+    );
+    assert!(
+        sample(&metrics, "forager_queen_assignments_total") >= Some(1.0),
+        "{metrics}"
+    );
+
+    // A result is not there before the task ends; an unknown task is bad input.
+    let (code, _, stderr) = operator(&cluster, "result", &[&id]).await;
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(stderr.contains("has not finished"), "{stderr}");
+    let unknown = "0".repeat(32);
+    let (code, _, stderr) = operator(&cluster, "cancel", &[&unknown]).await;
+    assert_eq!(code, Some(2), "{stderr}");
+    let (code, _, stderr) = operator(&cluster, "cancel", &["not-a-task"]).await;
+    assert_eq!(code, Some(2), "{stderr}");
+
+    // Cancelled: the waiting `submit` gets the result, failing with `cancelled`.
+    let (code, _, stderr) = operator(&cluster, "cancel", &[&id]).await;
+    assert_eq!(code, Some(0), "{stderr}");
+    let (code, result, stderr) = hopeless.await.expect("the submission");
+    let result = result.unwrap_or_else(|| panic!("no result: {stderr}"));
+    assert_eq!(code, Some(1));
+    assert_eq!(
+        result.error.as_ref().map(|e| e.reason),
+        Some(forager_protocol::FailureReason::Cancelled)
+    );
+
+    // A task that passes: its folder fetched and verified; the cancelled one fetched too.
+    let out = cluster.dir.path().join("out");
+    let args = docs_args(&docs.base);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let (code, passed, stderr) = submit(&cluster.queen, &cluster.key, &out, &args).await;
+    assert_eq!(code, Some(0), "{stderr}");
+    let passed = passed.expect("a result");
+    let (code, stdout, _) = operator(&cluster, "status", &["--json"]).await;
+    assert_eq!(code, Some(0));
+    let overview: serde_json::Value = serde_json::from_str(&stdout).expect("json");
+    let passed_id = overview["tasks"]
+        .as_array()
+        .and_then(|tasks| tasks.iter().find(|t| t["state"] == "passed"))
+        .and_then(|t| t["id"].as_str())
+        .expect("the passed task is listed")
+        .to_owned();
+    let fetched = cluster.dir.path().join("fetched");
+    let fetched_arg = fetched.to_string_lossy().into_owned();
+    let (code, _, stderr) =
+        operator(&cluster, "result", &[&passed_id, "--out", &fetched_arg]).await;
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(stderr.contains("verified"), "{stderr}");
+    let task_dir = cluster.queen.data.join("tasks").join(&passed_id);
+    for file in std::fs::read_dir(&task_dir)
+        .expect("the task folder")
+        .flatten()
+    {
+        let name = file.file_name();
+        assert_eq!(
+            std::fs::read(file.path()).expect("queen's file"),
+            std::fs::read(fetched.join(&name)).expect("fetched file"),
+            "{name:?} fetched whole"
+        );
+    }
+    let verified = forager_queen::artifacts::verify_run_dir(&fetched).expect("verifies");
+    assert_eq!(verified.steps, passed.steps.len());
+    let cancelled_dir = cluster.dir.path().join("cancelled");
+    let cancelled_arg = cancelled_dir.to_string_lossy().into_owned();
+    let (code, _, stderr) = operator(&cluster, "result", &[&id, "--out", &cancelled_arg]).await;
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(stderr.contains("cancelled"), "{stderr}");
+
+    // Counters after the work: the queen's and the nodes'.
+    let metrics = scrape(&queen_metrics).await;
+    assert_eq!(
+        sample(&metrics, "forager_queen_cancelled_total"),
+        Some(1.0),
+        "{metrics}"
+    );
+    assert_eq!(
+        sample(&metrics, "forager_queen_submitted_total"),
+        Some(2.0),
+        "{metrics}"
+    );
+    assert_eq!(
+        sample(&metrics, "forager_queen_tasks{state=\"passed\"}"),
+        Some(1.0),
+        "{metrics}"
+    );
+    assert!(
+        sample(
+            &metrics,
+            "forager_queen_reproductions_total{verdict=\"reproduced\"}"
+        ) >= Some(1.0),
+        "{metrics}"
+    );
+    let mut node_actions = 0.0;
+    for node in &cluster.nodes {
+        let url = node.metrics.clone().expect("each node serves metrics");
+        let text = scrape(&url).await;
+        node_actions += sample(&text, "forager_node_actions_total").expect("actions");
+        assert!(
+            sample(&text, "forager_node_replica_entries") >= Some(1.0),
+            "{text}"
+        );
+        assert!(
+            sample(&text, "forager_node_gossip_accepted_total").is_some(),
+            "{text}"
+        );
+        assert_eq!(
+            sample(&text, "forager_node_browser_restarts_total"),
+            Some(0.0),
+            "{text}"
+        );
+    }
+    assert!(node_actions >= 1.0);
+    // The queen counts the reports it took (not those that came after a task ended).
+    assert!(
+        sample(&metrics, "forager_queen_actions_total") >= Some(1.0),
+        "{metrics}"
     );
     cluster.stop().await;
 }

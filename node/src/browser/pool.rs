@@ -21,6 +21,9 @@ enum Command {
     Pid {
         reply: oneshot::Sender<Option<u32>>,
     },
+    Launches {
+        reply: oneshot::Sender<u64>,
+    },
     Alive {
         generation: u64,
         reply: oneshot::Sender<bool>,
@@ -74,6 +77,9 @@ impl BrowserPool {
                     }
                     Command::Pid { reply } => {
                         let _ = reply.send(process.as_ref().map(BrowserProcess::pid));
+                    }
+                    Command::Launches { reply } => {
+                        let _ = reply.send(generation);
                     }
                     Command::Alive {
                         generation: asked,
@@ -129,6 +135,12 @@ impl BrowserPool {
             .await
             .ok()
             .flatten()
+    }
+
+    /// How many times Chromium was launched (the first launch and every restart); `None`
+    /// once the pool has stopped.
+    pub async fn launches(&self) -> Option<u64> {
+        self.ask(|reply| Command::Launches { reply }).await.ok()
     }
 
     /// Whether the browser of this generation is still running.

@@ -151,6 +151,8 @@ pub enum NetworkEvent {
         peer: PeerId,
         /// Its role.
         role: Role,
+        /// The address its first connection came from (or went to).
+        address: Option<Multiaddr>,
     },
     /// A peer's last connection closed.
     PeerGone(PeerId),
@@ -314,6 +316,7 @@ impl Network {
             next_responder: 0,
             dials: Vec::new(),
             roles: HashMap::new(),
+            remotes: HashMap::new(),
             accepted_bytes: 0,
         };
         // Fire-and-forget by design: the actor ends on `shutdown` or when the last `Network`
@@ -429,6 +432,8 @@ struct Actor {
     next_responder: u64,
     dials: Vec<(Multiaddr, oneshot::Sender<Result<(), NetError>>)>,
     roles: HashMap<PeerId, Role>,
+    /// Where each connected peer's first connection goes.
+    remotes: HashMap<PeerId, Multiaddr>,
     accepted_bytes: u64,
 }
 
@@ -530,6 +535,9 @@ impl Actor {
                     return;
                 }
                 let address = endpoint.get_remote_address().clone();
+                self.remotes
+                    .entry(peer_id)
+                    .or_insert_with(|| address.clone());
                 let mut still_waiting = Vec::new();
                 for (dialed, reply) in std::mem::take(&mut self.dials) {
                     if endpoint.is_dialer() && same_host_port(&dialed, &address) {
@@ -551,6 +559,7 @@ impl Actor {
                 ..
             } => {
                 self.roles.remove(&peer_id);
+                self.remotes.remove(&peer_id);
                 self.emit(NetworkEvent::PeerGone(peer_id)).await;
             }
             SwarmEvent::Behaviour(BehaviourEvent::Identify(identify::Event::Received {
@@ -565,6 +574,7 @@ impl Actor {
                         self.emit(NetworkEvent::PeerIdentified {
                             peer: peer_id,
                             role,
+                            address: self.remotes.get(&peer_id).cloned(),
                         })
                         .await;
                     }

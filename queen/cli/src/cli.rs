@@ -65,6 +65,26 @@ pub enum Command {
     /// Submit a task to a running queen and wait for its result. Same flags, result document
     /// and exit codes as `explore`.
     Submit(SubmitArgs),
+    /// Show what a running queen is doing: its nodes (address, requests in flight, in how
+    /// many tasks a success of theirs failed to reproduce, last seen) and its tasks (state,
+    /// actions spent of the budget, the best branch value, age). Example:
+    ///
+    ///   forager status --queen /ip4/10.0.0.5/tcp/4001/p2p/12D3Koo… --cluster-key cluster.key
+    #[command(verbatim_doc_comment)]
+    Status(StatusArgs),
+    /// Cancel a running task on a queen: it ends failing with the reason `cancelled`, its
+    /// result and journal written as for any other end (a `forager submit` waiting for it
+    /// gets that result). A finished task stays as it ended.
+    Cancel(TaskOnQueenArgs),
+    /// Fetch a finished task's folder from a queen (result, signed trajectory, workflow,
+    /// report, screenshots, journal), then verify it as `forager verify` does. Exit status:
+    /// 0 a pass, fetched and verified; 1 a failing task, or a check failed; 2 bad input or a
+    /// task the queen does not know. Example:
+    ///
+    ///   forager result --queen /ip4/10.0.0.5/tcp/4001/p2p/12D3Koo… --cluster-key cluster.key \
+    ///       3f9c… --out run-3f9c
+    #[command(verbatim_doc_comment)]
+    Result(ResultArgs),
     /// Write a new random key to a file: a cluster key (swarm.key format), or with --user
     /// your own signing key for consents (kept apart from peer keys; mode 0600).
     Key {
@@ -629,6 +649,11 @@ pub struct NodeArgs {
     /// reason.
     #[arg(long)]
     pub allow_reset_cmd: bool,
+    /// Serve Prometheus metrics at http://ADDR/metrics (actions, restores, gossip accepted
+    /// and rejected by reason, replica size, browser restarts). Port 0 picks one; the
+    /// address is printed.
+    #[arg(long, value_name = "ADDR")]
+    pub metrics: Option<std::net::SocketAddr>,
     /// How the search reads pages.
     #[command(flatten)]
     pub embedder: EmbedderArgs,
@@ -653,17 +678,67 @@ pub struct QueenArgs {
     /// DATA/tasks/<id>/rollouts.json.
     #[arg(long)]
     pub keep_all: bool,
+    /// Serve Prometheus metrics at http://ADDR/metrics (tasks by state, nodes, assignments
+    /// and their latency, reassignments, actions, restores, reproductions). Port 0 picks
+    /// one; the address is printed.
+    #[arg(long, value_name = "ADDR")]
+    pub metrics: Option<std::net::SocketAddr>,
 }
 
-/// Arguments of `forager submit`.
+/// How a client reaches a queen.
 #[derive(Debug, Args)]
-pub struct SubmitArgs {
-    /// The queen's address, with its /p2p/ id.
+pub struct QueenAddressArgs {
+    /// The queen's address, with its /p2p/ id (`forager queen` prints it).
     #[arg(long, value_name = "MULTIADDR")]
     pub queen: String,
     /// The cluster key file.
     #[arg(long, value_name = "FILE")]
     pub cluster_key: PathBuf,
+}
+
+/// Arguments of `forager status`.
+#[derive(Debug, Args)]
+pub struct StatusArgs {
+    /// The queen.
+    #[command(flatten)]
+    pub queen: QueenAddressArgs,
+    /// Print the overview as JSON on stdout.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Arguments of `forager cancel`.
+#[derive(Debug, Args)]
+pub struct TaskOnQueenArgs {
+    /// The queen.
+    #[command(flatten)]
+    pub queen: QueenAddressArgs,
+    /// The task id (32 hex digits, as `submit` and `status` print it).
+    #[arg(value_name = "TASK")]
+    pub task: String,
+}
+
+/// Arguments of `forager result`.
+#[derive(Debug, Args)]
+pub struct ResultArgs {
+    /// The queen and the task.
+    #[command(flatten)]
+    pub target: TaskOnQueenArgs,
+    /// Where the task's folder goes (default: forager-runs/result-<task>). Files already there
+    /// are replaced.
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Print the result document on stdout.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Arguments of `forager submit`.
+#[derive(Debug, Args)]
+pub struct SubmitArgs {
+    /// The queen.
+    #[command(flatten)]
+    pub queen: QueenAddressArgs,
     /// The task.
     #[command(flatten)]
     pub task: TaskArgs,

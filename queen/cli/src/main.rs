@@ -9,6 +9,7 @@ mod demo;
 mod demo_site;
 mod embedder;
 mod explore;
+mod operator;
 mod peers;
 mod replay;
 mod run;
@@ -38,6 +39,9 @@ fn main() -> ExitCode {
         Command::Node(args) => runtime().and_then(|rt| peers::node(&args, &rt)),
         Command::Queen(args) => runtime().and_then(|rt| peers::queen(&args, &rt)),
         Command::Submit(args) => runtime().and_then(|rt| peers::submit(&args, &rt)),
+        Command::Status(args) => runtime().and_then(|rt| operator::status(&args, &rt)),
+        Command::Cancel(args) => runtime().and_then(|rt| operator::cancel(&args, &rt)),
+        Command::Result(args) => runtime().and_then(|rt| operator::result(&args, &rt)),
         Command::Key { out, user: false } => peers::key(&out),
         Command::Key { out, user: true } => consent::create_user_key(&out),
         Command::Approve(args) => consent::approve(&args),

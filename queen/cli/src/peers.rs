@@ -4,13 +4,12 @@
 use crate::BadInput;
 use crate::cli::{NodeArgs, PeerNetworkArgs, QueenArgs, SubmitArgs};
 use crate::explore::report;
+use crate::operator::QueenClient;
 use crate::run::{RunOutcome, default_out, write_json};
 use crate::task_input::build_task;
 use forager_node::browser::{BrowserOptions, BrowserPool, ChromiumFactory, EnvOptions};
 use forager_node::index::Replica;
-use forager_node::net::{
-    Network, NetworkConfig, NodeIdentity, Role, format_cluster_key, parse_cluster_key,
-};
+use forager_node::net::{NetworkConfig, NodeIdentity, Role, format_cluster_key, parse_cluster_key};
 use forager_node::worker::WorkerConfig;
 use forager_protocol::wire::RefusalReason;
 use forager_protocol::wire::{Message, TaskState};
@@ -89,10 +88,32 @@ fn cluster_key(given: Option<&Path>, data: &Path) -> anyhow::Result<[u8; 32]> {
     Ok(key)
 }
 
-/// Prints a peer's id and addresses (one per line, for scripts), then waits for Ctrl-C or
-/// SIGTERM.
-async fn announce_and_wait(role: &str, peer: PeerId, addresses: &[Multiaddr]) {
+/// Serves the metrics `source` encodes, when asked to.
+async fn serve_metrics(
+    address: Option<std::net::SocketAddr>,
+    source: forager_queen::metrics::MetricsSource,
+) -> anyhow::Result<Option<forager_queen::metrics::MetricsServer>> {
+    let Some(address) = address else {
+        return Ok(None);
+    };
+    let server = forager_queen::metrics::serve(address, source)
+        .await
+        .map_err(|e| BadInput(format!("--metrics {address}: cannot listen: {e}")))?;
+    Ok(Some(server))
+}
+
+/// Prints a peer's id, its metrics endpoint and its addresses (one per line, for scripts),
+/// then waits for Ctrl-C or SIGTERM.
+async fn announce_and_wait(
+    role: &str,
+    peer: PeerId,
+    addresses: &[Multiaddr],
+    metrics: Option<&forager_queen::metrics::MetricsServer>,
+) {
     println!("{role} {peer}");
+    if let Some(server) = metrics {
+        println!("metrics http://{}/metrics", server.address);
+    }
     for address in addresses {
         println!("listening {address}");
     }
@@ -124,6 +145,7 @@ pub fn node(args: &NodeArgs, runtime: &tokio::runtime::Runtime) -> anyhow::Resul
             concurrency: args.concurrency.max(1),
             ..WorkerConfig::default()
         };
+        let worker_metrics = worker.metrics.clone();
         let mut pool = None;
         let handle = match args.sim {
             Some(seed) => {
@@ -159,7 +181,32 @@ pub fn node(args: &NodeArgs, runtime: &tokio::runtime::Runtime) -> anyhow::Resul
                 spawn_node(&identity, config, replica, Arc::new(factory), worker).await?
             }
         };
-        announce_and_wait("node", handle.peer, &handle.addresses).await;
+        let source: forager_queen::metrics::MetricsSource = {
+            let network = handle.network.clone();
+            let replica = handle.replica.clone();
+            let pool = pool.clone();
+            std::sync::Arc::new(move || {
+                let network = network.clone();
+                let replica = replica.clone();
+                let pool = pool.clone();
+                let worker = worker_metrics.clone();
+                Box::pin(async move {
+                    let browser_launches = match &pool {
+                        Some(pool) => pool.launches().await,
+                        None => None,
+                    };
+                    let snapshot = forager_node::metrics::NodeSnapshot {
+                        gossip: network.counters().await.unwrap_or_default(),
+                        replica_entries: replica.len() as u64,
+                        browser_launches,
+                    };
+                    forager_node::metrics::encode_node(&worker, &snapshot)
+                })
+            })
+        };
+        let metrics = serve_metrics(args.metrics, source).await?;
+        announce_and_wait("node", handle.peer, &handle.addresses, metrics.as_ref()).await;
+        drop(metrics);
         handle.network.shutdown().await;
         if let Some(pool) = pool {
             pool.shutdown().await;
@@ -179,8 +226,30 @@ pub fn queen(args: &QueenArgs, runtime: &tokio::runtime::Runtime) -> anyhow::Res
             keep_all: args.keep_all,
             ..QueenConfig::new(args.data.clone())
         };
+        let counters = queen_config.metrics.clone();
         let handle = spawn_queen(&identity, config, queen_config).await?;
-        announce_and_wait("queen", handle.peer, &handle.addresses).await;
+        let source: forager_queen::metrics::MetricsSource =
+            {
+                let queen = handle.queen.clone();
+                std::sync::Arc::new(move || {
+                    let queen = queen.clone();
+                    let counters = counters.clone();
+                    Box::pin(async move {
+                        let overview = queen.overview().await.unwrap_or(
+                            forager_protocol::wire::ClusterOverview {
+                                uptime_secs: 0,
+                                nodes: Vec::new(),
+                                tasks: Vec::new(),
+                                more_tasks: 0,
+                            },
+                        );
+                        forager_queen::metrics::encode_queen(&counters, &overview)
+                    })
+                })
+            };
+        let metrics = serve_metrics(args.metrics, source).await?;
+        announce_and_wait("queen", handle.peer, &handle.addresses, metrics.as_ref()).await;
+        drop(metrics);
         handle.queen.shutdown().await;
         handle.network.shutdown().await;
         Ok(ExitCode::SUCCESS)
@@ -192,46 +261,10 @@ pub fn submit(args: &SubmitArgs, runtime: &tokio::runtime::Runtime) -> anyhow::R
     // No recovery here: a submitted run that ends session_expired is refreshed
     // (`forager capsule refresh`) and submitted again.
     let task = build_task(&args.task)?.task;
-    let queen: Multiaddr = args
-        .queen
-        .parse()
-        .map_err(|e| BadInput(format!("--queen {:?} is not a multiaddr: {e}", args.queen)))?;
-    let queen_peer = queen
-        .iter()
-        .find_map(|p| match p {
-            libp2p::multiaddr::Protocol::P2p(peer) => Some(peer),
-            _ => None,
-        })
-        .ok_or_else(|| BadInput("--queen must end with /p2p/<the queen's peer id>".into()))?;
-    let key = read_cluster_key(&args.cluster_key)?;
     let out = args.out.clone().unwrap_or_else(|| default_out("submit"));
     let outcome = runtime.block_on(async {
-        let (network, _events) = Network::start(
-            &NodeIdentity::generate(),
-            NetworkConfig {
-                request_timeout: Duration::from_secs(30),
-                ..NetworkConfig::new(Role::Client, key)
-            },
-        )?;
-        let ask = |message: Message| {
-            let network = network.clone();
-            let queen = queen.clone();
-            async move {
-                // A queen restarting is worth waiting for, a little.
-                let started = Instant::now();
-                loop {
-                    let _ = network.dial(queen.clone()).await;
-                    match network.request(queen_peer, message.clone()).await {
-                        Ok(answer) => return Ok(answer),
-                        Err(error) if started.elapsed() > Duration::from_secs(60) => {
-                            return Err(anyhow::anyhow!("cannot reach the queen: {error}"));
-                        }
-                        Err(_) => tokio::time::sleep(Duration::from_millis(500)).await,
-                    }
-                }
-            }
-        };
-        let id = match ask(Message::Submit(Box::new(task.clone()))).await? {
+        let client = QueenClient::start(&args.queen)?;
+        let id = match client.ask(Message::Submit(Box::new(task.clone()))).await? {
             Message::Accepted(id) => id,
             Message::Refused {
                 reason: RefusalReason::InvalidTask,
@@ -249,7 +282,7 @@ pub fn submit(args: &SubmitArgs, runtime: &tokio::runtime::Runtime) -> anyhow::R
             if started.elapsed() > deadline {
                 anyhow::bail!("no result from the queen within {} s", deadline.as_secs());
             }
-            match ask(Message::Status(id)).await? {
+            match client.ask(Message::Status(id)).await? {
                 Message::State(state) => match *state {
                     TaskState::Done(result) => break *result,
                     TaskState::Running { .. } => {}
@@ -259,7 +292,7 @@ pub fn submit(args: &SubmitArgs, runtime: &tokio::runtime::Runtime) -> anyhow::R
             }
             tokio::time::sleep(Duration::from_millis(500)).await;
         };
-        network.shutdown().await;
+        client.stop().await;
         std::fs::create_dir_all(&out)?;
         write_json(&out.join("result.json"), &result)?;
         Ok::<_, anyhow::Error>(RunOutcome { result, out })
