@@ -412,6 +412,10 @@ pub async fn run_worker<F: EnvFactory>(
                     synced_from.push(peer);
                     syncs.spawn(sync_from(network.clone(), replica.clone(), peer));
                 }
+                // A queen knows the other nodes: dial them (they are synced from as above).
+                if matches!(role, Role::Queen) {
+                    syncs.spawn(dial_nodes_of(network.clone(), peer));
+                }
             }
             NetworkEvent::Request {
                 peer,
@@ -589,6 +593,39 @@ fn now_nanos() -> u64 {
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_nanos() as u64)
         .unwrap_or(0)
+}
+
+/// Asks a queen where its other nodes listen, and dials them (a node already connected is
+/// not dialled again by libp2p).
+async fn dial_nodes_of(network: Network, queen: libp2p::PeerId) {
+    use forager_protocol::wire::{MAX_NODE_ADDRESSES, MAX_OVERVIEW_NODES};
+    let addresses = match network.request(queen, Message::Nodes).await {
+        Ok(Message::NodeAddresses(addresses)) => addresses,
+        Ok(other) => {
+            tracing::debug!(%queen, ?other, "the queen did not list its nodes");
+            return;
+        }
+        Err(error) => {
+            tracing::debug!(%queen, %error, "cannot ask the queen for its nodes");
+            return;
+        }
+    };
+    let own = network.local_peer_id().to_string();
+    for address in addresses
+        .iter()
+        .take(MAX_OVERVIEW_NODES * MAX_NODE_ADDRESSES)
+    {
+        if address.ends_with(&own) {
+            continue;
+        }
+        let Ok(address) = address.parse::<libp2p::Multiaddr>() else {
+            tracing::debug!(%address, "the queen listed an address that does not parse");
+            continue;
+        };
+        if let Err(error) = network.dial(address.clone()).await {
+            tracing::debug!(%address, %error, "cannot dial a node the queen listed");
+        }
+    }
 }
 
 /// Pages through a peer's replica from the start, inserting what is missing.

@@ -639,6 +639,9 @@ pub const MAX_OVERVIEW_TASKS: usize = 256;
 /// Most nodes a [`ClusterOverview`] lists.
 pub const MAX_OVERVIEW_NODES: usize = 256;
 
+/// Most addresses [`Message::NodeAddresses`] gives per node.
+pub const MAX_NODE_ADDRESSES: usize = 4;
+
 /// Most bytes of one [`FileChunk`]: well inside a frame.
 pub const MAX_CHUNK_BYTES: usize = 512 * 1024;
 
@@ -817,6 +820,12 @@ pub enum Message {
     Status(TaskId),
     /// Queen → client.
     State(Box<TaskState>),
+    /// Node → queen: where the other nodes listen (a node that joins dials them, to sync its
+    /// replica and gossip directly).
+    Nodes,
+    /// Queen → node: their addresses, each with `/p2p/<id>` (at most [`MAX_OVERVIEW_NODES`]
+    /// nodes, [`MAX_NODE_ADDRESSES`] each).
+    NodeAddresses(Vec<String>),
     /// Client → queen: the queen's nodes and tasks.
     Overview,
     /// Queen → client.
@@ -1701,6 +1710,8 @@ pub(crate) mod tests {
             }),
             Just(Message::State(Box::new(TaskState::Unknown))),
             Just(Message::Overview),
+            Just(Message::Nodes),
+            prop::collection::vec(text(), 0..4).prop_map(Message::NodeAddresses),
             (
                 any::<u64>(),
                 text(),

@@ -23,11 +23,11 @@ use forager_protocol::signing::Domain;
 use forager_protocol::trajectory::Cost;
 use forager_protocol::wire::{
     BranchAssignment, BranchCounters, BranchId, ClusterOverview, ExpandRequest, FileChunk,
-    FoundPath, KnownLocation, KnownState, MAX_CHUNK_BYTES, MAX_OVERVIEW_NODES, MAX_OVERVIEW_TASKS,
-    MAX_PRUNE_REASONS, MAX_TASK_FILES, Message, NodeOverview, PageInfo, ProgressReport, Refusal,
-    RefusalReason, ReplayReport, ReplayRequest, TaskFile, TaskId, TaskOverview, TaskPhase,
-    TaskState, TreeSnapshot, TreeStatus, WireCandidate, branch_candidates, judge_reproduction,
-    verified_pages,
+    FoundPath, KnownLocation, KnownState, MAX_CHUNK_BYTES, MAX_NODE_ADDRESSES, MAX_OVERVIEW_NODES,
+    MAX_OVERVIEW_TASKS, MAX_PRUNE_REASONS, MAX_TASK_FILES, Message, NodeOverview, PageInfo,
+    ProgressReport, Refusal, RefusalReason, ReplayReport, ReplayRequest, TaskFile, TaskId,
+    TaskOverview, TaskPhase, TaskState, TreeSnapshot, TreeStatus, WireCandidate, branch_candidates,
+    judge_reproduction, verified_pages,
 };
 use forager_protocol::workflow::WORKFLOW_FILE;
 use forager_protocol::{Action, FailureReason, Fingerprint, PruneReason, RiskClass, TaskSpec};
@@ -321,6 +321,7 @@ pub fn start(network: Network, events: mpsc::Receiver<NetworkEvent>, config: Que
         config,
         nodes: HashSet::new(),
         seen: HashMap::new(),
+        listening: HashMap::new(),
         started: Instant::now(),
         tasks: HashMap::new(),
         internal,
@@ -337,6 +338,8 @@ struct Actor {
     nodes: HashSet<PeerId>,
     /// Per node: the address it connected from, and when it last answered or connected.
     seen: HashMap<PeerId, (Option<libp2p::Multiaddr>, Instant)>,
+    /// Per node: where it listens (what a joining node is told to dial).
+    listening: HashMap<PeerId, Vec<libp2p::Multiaddr>>,
     /// When the queen started (its uptime in the overview).
     started: Instant,
     tasks: HashMap<TaskId, TaskRun>,
@@ -590,16 +593,19 @@ impl Actor {
                 peer,
                 role: Role::Node,
                 address,
+                listen,
             } => {
                 tracing::info!(%peer, "node joined");
                 self.nodes.insert(peer);
                 self.seen.insert(peer, (address, Instant::now()));
+                self.listening.insert(peer, listen);
             }
             NetworkEvent::PeerGone(peer) => {
                 if self.nodes.remove(&peer) {
                     tracing::warn!(%peer, "node left");
                 }
                 self.seen.remove(&peer);
+                self.listening.remove(&peer);
             }
             NetworkEvent::Request {
                 peer,
@@ -620,6 +626,22 @@ impl Actor {
             },
             Message::Status(id) => Message::State(Box::new(self.task_state(id))),
             Message::Overview => Message::ClusterState(Box::new(self.overview())),
+            Message::Nodes => {
+                let mut others: Vec<_> = self
+                    .listening
+                    .iter()
+                    .filter(|(node, _)| **node != peer && self.nodes.contains(node))
+                    .collect();
+                others.sort_by_key(|(node, _)| **node);
+                Message::NodeAddresses(
+                    others
+                        .into_iter()
+                        .take(MAX_OVERVIEW_NODES)
+                        .flat_map(|(_, addresses)| addresses.iter().take(MAX_NODE_ADDRESSES))
+                        .map(|a| a.to_string())
+                        .collect(),
+                )
+            }
             Message::Cancel(id) => match self.cancel(id) {
                 Ok(state) => Message::State(Box::new(state)),
                 Err(refusal) => refusal.into(),

@@ -45,6 +45,8 @@ pub fn from_action(action: &Action) -> Option<u32> {
 pub struct SimBrowser {
     env: SimEnvironment,
     realtime: bool,
+    /// A fixed real time per executed action instead of the site's latency.
+    pace: Option<Duration>,
     pages: HashMap<Fingerprint, PageInfo>,
 }
 
@@ -54,12 +56,15 @@ impl SimBrowser {
         SimBrowser {
             env: SimEnvironment::new(site, seed, RiskClass::DEFAULT_CEILING),
             realtime,
+            pace: None,
             pages: HashMap::new(),
         }
     }
 
     async fn wait(&self, step: &Step) {
-        if self.realtime {
+        if let Some(pace) = self.pace {
+            tokio::time::sleep(pace).await;
+        } else if self.realtime {
             tokio::time::sleep(Duration::from_millis(step.cost.browser_ms)).await;
         }
     }
@@ -125,7 +130,11 @@ impl Environment for SimBrowser {
             })
             .collect::<Result<_, _>>()?;
         let step = self.env.restore(&ids).await?;
-        self.wait(&step).await;
+        match self.pace {
+            // Every replayed action takes its time.
+            Some(pace) => tokio::time::sleep(pace * ids.len().max(1) as u32).await,
+            None => self.wait(&step).await,
+        }
         self.note_page(step.state.fingerprint);
         Ok(step)
     }
@@ -141,6 +150,7 @@ impl Environment for SimBrowser {
 pub struct SimFactory {
     site: Arc<Site>,
     realtime: bool,
+    pace: Option<Duration>,
     sessions: Mutex<u64>,
 }
 
@@ -155,8 +165,16 @@ impl SimFactory {
         Ok(SimFactory {
             site: Arc::new(generate(params, seed, index)?),
             realtime,
+            pace: None,
             sessions: Mutex::new(0),
         })
+    }
+
+    /// Every executed (or replayed) action takes `pace` of real time, whatever the site's
+    /// latency: slow nodes for fault tests and cluster benchmarks.
+    pub fn with_pace(mut self, pace: Duration) -> SimFactory {
+        self.pace = Some(pace);
+        self
     }
 
     /// The site.
@@ -171,11 +189,13 @@ impl EnvFactory for SimFactory {
     fn create(&self, task: &TaskSpec, _for_replay: bool) -> Result<SimBrowser, EnvError> {
         let mut sessions = self.sessions.lock().unwrap_or_else(|p| p.into_inner());
         *sessions += 1;
-        Ok(SimBrowser::new(
+        let mut browser = SimBrowser::new(
             self.site.clone(),
             task.seed ^ sessions.wrapping_mul(0x9e37_79b9),
             self.realtime,
-        ))
+        );
+        browser.pace = self.pace;
+        Ok(browser)
     }
 
     fn step_info(env: &SimBrowser, _before: Fingerprint, after: Fingerprint) -> PageInfo {

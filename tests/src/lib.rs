@@ -33,6 +33,77 @@ pub fn forager_binary() -> PathBuf {
     binary
 }
 
+/// A `forager queen` or `forager node` process and what it printed about itself.
+#[derive(Debug)]
+pub struct StartedPeer {
+    /// The process (killed when dropped).
+    pub child: tokio::process::Child,
+    /// Its peer id.
+    pub id: String,
+    /// Its first listen address, with `/p2p/<id>`.
+    pub address: String,
+    /// Its metrics endpoint (`--metrics`), if it serves one.
+    pub metrics: Option<String>,
+}
+
+/// Starts a peer (`command` runs `forager queen|node …`) and reads what it prints about
+/// itself, at most a minute; its output is drained after that.
+pub async fn start_peer(mut command: tokio::process::Command, kind: &str) -> StartedPeer {
+    use tokio::io::AsyncBufReadExt;
+    let mut child = command
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("starts");
+    let stdout = child.stdout.take().expect("stdout");
+    let mut lines = tokio::io::BufReader::new(stdout).lines();
+    let mut id = String::new();
+    let mut address = String::new();
+    let mut metrics = None;
+    let found = tokio::time::timeout(Duration::from_secs(60), async {
+        while let Ok(Some(line)) = lines.next_line().await {
+            if let Some(rest) = line.strip_prefix(&format!("{kind} ")) {
+                id = rest.trim().to_owned();
+            }
+            if let Some(rest) = line.strip_prefix("metrics ") {
+                metrics = Some(rest.trim().to_owned());
+            }
+            if let Some(rest) = line.strip_prefix("listening ") {
+                address = rest.trim().to_owned();
+                break;
+            }
+        }
+    })
+    .await;
+    assert!(found.is_ok() && !address.is_empty(), "{kind} did not start");
+    // Keep draining its output.
+    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+    StartedPeer {
+        child,
+        id,
+        address,
+        metrics,
+    }
+}
+
+/// Runs a prepared command to its end, failing the test if it takes longer than `limit` (the
+/// process is killed then): its exit code, standard output and standard error.
+pub async fn finish(
+    mut command: tokio::process::Command,
+    limit: Duration,
+) -> (Option<i32>, Vec<u8>, String) {
+    let output = tokio::time::timeout(limit, command.kill_on_drop(true).output())
+        .await
+        .expect("finished in time")
+        .expect("runs");
+    (
+        output.status.code(),
+        output.stdout,
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
 /// Runs `forager` with arguments, failing the test if it takes longer than `limit`.
 pub fn run_forager(args: &[&str], limit: Duration) -> Output {
     let mut child = Command::new(forager_binary())
@@ -60,6 +131,7 @@ pub fn run_forager(args: &[&str], limit: Duration) -> Output {
 pub mod app;
 pub mod bench;
 pub mod mail;
+pub mod netns;
 pub mod sites;
 
 /// The processes of this machine: (pid, /proc/<pid>).

@@ -41,48 +41,22 @@ async fn spawn_peer(kind: &str, data: &Path, key: &Path, extra: &[&str], prefix:
     let binary = tokio::task::spawn_blocking(forager_binary)
         .await
         .expect("build");
-    let mut child = Command::new(binary)
+    let mut command = Command::new(binary);
+    command
         .arg(kind)
         .arg("--data")
         .arg(data)
         .arg("--cluster-key")
         .arg(key)
         .args(extra)
-        .env("FORAGER_PROFILE_PREFIX", prefix)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("starts");
-    let stdout = child.stdout.take().expect("stdout");
-    let mut lines = tokio::io::BufReader::new(stdout).lines();
-    let mut id = String::new();
-    let mut address = String::new();
-    let mut metrics = None;
-    let found = tokio::time::timeout(Duration::from_secs(60), async {
-        while let Ok(Some(line)) = lines.next_line().await {
-            if let Some(rest) = line.strip_prefix(&format!("{kind} ")) {
-                id = rest.trim().to_owned();
-            }
-            if let Some(rest) = line.strip_prefix("metrics ") {
-                metrics = Some(rest.trim().to_owned());
-            }
-            if let Some(rest) = line.strip_prefix("listening ") {
-                address = rest.trim().to_owned();
-                break;
-            }
-        }
-    })
-    .await;
-    assert!(found.is_ok() && !address.is_empty(), "{kind} did not start");
-    // Keep draining its output.
-    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+        .env("FORAGER_PROFILE_PREFIX", prefix);
+    let started = forager_tests::start_peer(command, kind).await;
     Peer {
-        child,
-        id,
-        address,
+        child: started.child,
+        id: started.id,
+        address: started.address,
         data: data.to_path_buf(),
-        metrics,
+        metrics: started.metrics,
     }
 }
 
@@ -100,7 +74,7 @@ fn journal_lines(queen_data: &Path) -> Vec<serde_json::Value> {
 }
 
 async fn submit(
-    queen: &Peer,
+    queen: &str,
     key: &Path,
     out: &Path,
     args: &[&str],
@@ -108,29 +82,19 @@ async fn submit(
     let binary = tokio::task::spawn_blocking(forager_binary)
         .await
         .expect("build");
-    let output = tokio::time::timeout(
-        LIMIT,
-        Command::new(binary)
-            .arg("submit")
-            .arg("--queen")
-            .arg(&queen.address)
-            .arg("--cluster-key")
-            .arg(key)
-            .arg("--out")
-            .arg(out)
-            .arg("--json")
-            .args(args)
-            .kill_on_drop(true)
-            .output(),
-    )
-    .await
-    .expect("submit finished in time")
-    .expect("submit runs");
-    (
-        output.status.code(),
-        serde_json::from_slice(&output.stdout).ok(),
-        String::from_utf8_lossy(&output.stderr).into_owned(),
-    )
+    let mut command = Command::new(binary);
+    command
+        .arg("submit")
+        .arg("--queen")
+        .arg(queen)
+        .arg("--cluster-key")
+        .arg(key)
+        .arg("--out")
+        .arg(out)
+        .arg("--json")
+        .args(args);
+    let (code, stdout, stderr) = forager_tests::finish(command, LIMIT).await;
+    (code, serde_json::from_slice(&stdout).ok(), stderr)
 }
 
 struct Cluster {
@@ -216,7 +180,7 @@ async fn a_queen_and_three_node_processes_pass_with_a_reproduced_winner() {
     let out = cluster.dir.path().join("out");
     let args = docs_args(&docs.base);
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let (code, result, stderr) = submit(&cluster.queen, &cluster.key, &out, &args).await;
+    let (code, result, stderr) = submit(&cluster.queen.address, &cluster.key, &out, &args).await;
     let result = result.unwrap_or_else(|| panic!("no result: {stderr}"));
     assert_eq!(result.status, Status::Pass, "{:?} {stderr}", result.error);
     assert_eq!(code, Some(0));
@@ -265,15 +229,8 @@ async fn a_node_killed_mid_task_loses_its_branch_to_another() {
     let queen_address = cluster.queen.address.clone();
     let key = cluster.key.clone();
     let submission = tokio::spawn(async move {
-        let queen = Peer {
-            child: Command::new("true").spawn().expect("placeholder"),
-            id: String::new(),
-            address: queen_address,
-            data: PathBuf::new(),
-            metrics: None,
-        };
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
-        submit(&queen, &key, &out, &args).await
+        submit(&queen_address, &key, &out, &args).await
     });
     // Kill the first node that gets an assignment, while it works on it.
     let started = Instant::now();
@@ -322,26 +279,15 @@ async fn operator(
     let binary = tokio::task::spawn_blocking(forager_binary)
         .await
         .expect("build");
-    let output = tokio::time::timeout(
-        LIMIT,
-        Command::new(binary)
-            .arg(command)
-            .arg("--queen")
-            .arg(&cluster.queen.address)
-            .arg("--cluster-key")
-            .arg(&cluster.key)
-            .args(args)
-            .kill_on_drop(true)
-            .output(),
-    )
-    .await
-    .expect("finished in time")
-    .expect("runs");
-    (
-        output.status.code(),
-        String::from_utf8_lossy(&output.stdout).into_owned(),
-        String::from_utf8_lossy(&output.stderr).into_owned(),
-    )
+    let mut run = Command::new(binary);
+    run.arg(command)
+        .arg("--queen")
+        .arg(&cluster.queen.address)
+        .arg("--cluster-key")
+        .arg(&cluster.key)
+        .args(args);
+    let (code, stdout, stderr) = forager_tests::finish(run, LIMIT).await;
+    (code, String::from_utf8_lossy(&stdout).into_owned(), stderr)
 }
 
 /// GET of a metrics endpoint (`http://127.0.0.1:PORT/metrics`), its body.
@@ -375,6 +321,11 @@ async fn scrape(url: &str) -> String {
         .unwrap_or_default()
 }
 
+/// Fails unless the sample `name` of Prometheus text `text` has the value `value`.
+fn expect_sample(text: &str, name: &str, value: f64) {
+    assert_eq!(sample(text, name), Some(value), "{name} in\n{text}");
+}
+
 /// The value of a sample line of Prometheus text (`name{labels} value`).
 fn sample(text: &str, name: &str) -> Option<f64> {
     text.lines()
@@ -397,13 +348,6 @@ async fn an_operator_sees_cancels_fetches_and_scrapes_a_running_cluster() {
     let key = cluster.key.clone();
     let base = docs.base.clone();
     let hopeless = tokio::spawn(async move {
-        let queen = Peer {
-            child: Command::new("true").spawn().expect("placeholder"),
-            id: String::new(),
-            address: queen_address,
-            data: PathBuf::new(),
-            metrics: None,
-        };
         let url = format!("{base}/docs");
         let args = [
             "--url",
@@ -415,7 +359,7 @@ async fn an_operator_sees_cancels_fetches_and_scrapes_a_running_cluster() {
             "--budget",
             "100000",
         ];
-        submit(&queen, &key, &hopeless_out, &args).await
+        submit(&queen_address, &key, &hopeless_out, &args).await
     });
 
     // `status` shows the two nodes (from 127.0.0.1) and the task, searching.
@@ -461,16 +405,8 @@ async fn an_operator_sees_cancels_fetches_and_scrapes_a_running_cluster() {
 
     // The queen's metrics while it runs.
     let metrics = scrape(&queen_metrics).await;
-    assert_eq!(
-        sample(&metrics, "forager_queen_nodes"),
-        Some(2.0),
-        "{metrics}"
-    );
-    assert_eq!(
-        sample(&metrics, "forager_queen_tasks{state=\"searching\"}"),
-        Some(1.0),
-        "{metrics}"
-    );
+    expect_sample(&metrics, "forager_queen_nodes", 2.0);
+    expect_sample(&metrics, "forager_queen_tasks{state=\"searching\"}", 1.0);
     assert!(
         sample(&metrics, "forager_queen_assignments_total") >= Some(1.0),
         "{metrics}"
@@ -501,7 +437,7 @@ async fn an_operator_sees_cancels_fetches_and_scrapes_a_running_cluster() {
     let out = cluster.dir.path().join("out");
     let args = docs_args(&docs.base);
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let (code, passed, stderr) = submit(&cluster.queen, &cluster.key, &out, &args).await;
+    let (code, passed, stderr) = submit(&cluster.queen.address, &cluster.key, &out, &args).await;
     assert_eq!(code, Some(0), "{stderr}");
     let passed = passed.expect("a result");
     let (code, stdout, _) = operator(&cluster, "status", &["--json"]).await;
@@ -541,21 +477,9 @@ async fn an_operator_sees_cancels_fetches_and_scrapes_a_running_cluster() {
 
     // Counters after the work: the queen's and the nodes'.
     let metrics = scrape(&queen_metrics).await;
-    assert_eq!(
-        sample(&metrics, "forager_queen_cancelled_total"),
-        Some(1.0),
-        "{metrics}"
-    );
-    assert_eq!(
-        sample(&metrics, "forager_queen_submitted_total"),
-        Some(2.0),
-        "{metrics}"
-    );
-    assert_eq!(
-        sample(&metrics, "forager_queen_tasks{state=\"passed\"}"),
-        Some(1.0),
-        "{metrics}"
-    );
+    expect_sample(&metrics, "forager_queen_cancelled_total", 1.0);
+    expect_sample(&metrics, "forager_queen_submitted_total", 2.0);
+    expect_sample(&metrics, "forager_queen_tasks{state=\"passed\"}", 1.0);
     assert!(
         sample(
             &metrics,
@@ -576,11 +500,7 @@ async fn an_operator_sees_cancels_fetches_and_scrapes_a_running_cluster() {
             sample(&text, "forager_node_gossip_accepted_total").is_some(),
             "{text}"
         );
-        assert_eq!(
-            sample(&text, "forager_node_browser_restarts_total"),
-            Some(0.0),
-            "{text}"
-        );
+        expect_sample(&text, "forager_node_browser_restarts_total", 0.0);
     }
     assert!(node_actions >= 1.0);
     // The queen counts the reports it took (not those that came after a task ended).

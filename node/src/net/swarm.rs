@@ -153,6 +153,8 @@ pub enum NetworkEvent {
         role: Role,
         /// The address its first connection came from (or went to).
         address: Option<Multiaddr>,
+        /// Where it says it listens (from identify), each with `/p2p/<its id>`.
+        listen: Vec<Multiaddr>,
     },
     /// A peer's last connection closed.
     PeerGone(PeerId),
@@ -197,6 +199,23 @@ enum Command {
     },
     Shutdown,
 }
+
+/// Most listen addresses taken from a peer's identify message.
+const MAX_LISTEN_ADDRESSES: usize = 8;
+
+/// `address` ending in `/p2p/<peer>` (once).
+fn with_peer(address: Multiaddr, peer: PeerId) -> Multiaddr {
+    match address.iter().last() {
+        Some(libp2p::multiaddr::Protocol::P2p(_)) => address,
+        _ => address.with(libp2p::multiaddr::Protocol::P2p(peer)),
+    }
+}
+
+/// How often a peer checks that its bootstrap peers are connected.
+const REDIAL_CHECK: Duration = Duration::from_secs(2);
+
+/// The longest wait between two dials of a bootstrap peer that stays away.
+const REDIAL_MAX_WAIT: Duration = Duration::from_secs(16);
 
 /// Gossip validation counters.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -301,6 +320,18 @@ impl Network {
         for address in &config.bootstrap {
             swarm.dial(address.clone()).map_err(|e| start(&e))?;
         }
+        // Bootstrap peers with a known id are dialled again whenever their connection is gone
+        // (a queen restarted, a link back up).
+        let bootstrap: Vec<(PeerId, Multiaddr)> = config
+            .bootstrap
+            .iter()
+            .filter_map(|address| {
+                address.iter().find_map(|p| match p {
+                    libp2p::multiaddr::Protocol::P2p(peer) => Some((peer, address.clone())),
+                    _ => None,
+                })
+            })
+            .collect();
         let local = *swarm.local_peer_id();
         let (commands, inbox) = mpsc::channel(256);
         let (events, outbox) = mpsc::channel(1024);
@@ -318,6 +349,8 @@ impl Network {
             roles: HashMap::new(),
             remotes: HashMap::new(),
             accepted_bytes: 0,
+            bootstrap,
+            redialled: HashMap::new(),
         };
         // Fire-and-forget by design: the actor ends on `shutdown` or when the last `Network`
         // handle is dropped, and owns nothing that outlives it.
@@ -434,11 +467,17 @@ struct Actor {
     roles: HashMap<PeerId, Role>,
     /// Where each connected peer's first connection goes.
     remotes: HashMap<PeerId, Multiaddr>,
+    /// Bootstrap peers (those named with their id), dialled again while disconnected.
+    bootstrap: Vec<(PeerId, Multiaddr)>,
+    /// When each was last dialled again, and the wait before the next try.
+    redialled: HashMap<PeerId, (std::time::Instant, Duration)>,
     accepted_bytes: u64,
 }
 
 impl Actor {
     async fn run(mut self) {
+        let mut redial = tokio::time::interval(REDIAL_CHECK);
+        redial.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
             tokio::select! {
                 command = self.inbox.recv() => match command {
@@ -446,9 +485,38 @@ impl Actor {
                     Some(command) => self.on_command(command),
                 },
                 event = self.swarm.select_next_some() => self.on_event(event).await,
+                _ = redial.tick(), if !self.bootstrap.is_empty() => self.redial(),
             }
         }
         tracing::debug!(peer = %self.swarm.local_peer_id(), "network stopped");
+    }
+
+    /// Dials every bootstrap peer that is not connected, each at most once per its wait
+    /// (doubling from [`REDIAL_CHECK`] to [`REDIAL_MAX_WAIT`] while it stays away).
+    fn redial(&mut self) {
+        let now = std::time::Instant::now();
+        for (peer, address) in &self.bootstrap {
+            if self.swarm.is_connected(peer) {
+                self.redialled.remove(peer);
+                continue;
+            }
+            let due = self
+                .redialled
+                .get(peer)
+                .is_none_or(|(last, wait)| now.duration_since(*last) >= *wait);
+            if !due {
+                continue;
+            }
+            let wait = self
+                .redialled
+                .get(peer)
+                .map_or(REDIAL_CHECK, |(_, wait)| (*wait * 2).min(REDIAL_MAX_WAIT));
+            self.redialled.insert(*peer, (now, wait));
+            tracing::debug!(%peer, %address, "dialling a bootstrap peer again");
+            if let Err(error) = self.swarm.dial(address.clone()) {
+                tracing::debug!(%peer, %error, "cannot dial a bootstrap peer");
+            }
+        }
     }
 
     fn on_command(&mut self, command: Command) {
@@ -575,6 +643,12 @@ impl Actor {
                             peer: peer_id,
                             role,
                             address: self.remotes.get(&peer_id).cloned(),
+                            listen: info
+                                .listen_addrs
+                                .iter()
+                                .take(MAX_LISTEN_ADDRESSES)
+                                .map(|a| with_peer(a.clone(), peer_id))
+                                .collect(),
                         })
                         .await;
                     }

@@ -641,6 +641,10 @@ pub struct NodeArgs {
     /// Simulated actions take their simulated latency in real time.
     #[arg(long)]
     pub sim_latency: bool,
+    /// Every simulated action takes MS milliseconds of real time (instead of the site's
+    /// latency): slow nodes for fault drills and cluster benchmarks.
+    #[arg(long, value_name = "MS", requires = "sim")]
+    pub sim_pace: Option<u64>,
     /// Branch searches at once.
     #[arg(long, default_value_t = 2)]
     pub concurrency: usize,

@@ -31,13 +31,20 @@ fn main() -> ExitCode {
         std::num::NonZeroUsize::get,
     );
     let runtime = || runtime(threads);
+    // Commands that own browsers or serve: Ctrl-C and SIGTERM are caught from the start, so
+    // that no signal ends them before they clean up (a browser launching when it came).
+    let serving = || {
+        let runtime = runtime()?;
+        catch_stop_signals(&runtime);
+        Ok::<_, anyhow::Error>(runtime)
+    };
     // Each runtime is dropped at the end of its arm, before the reaping below.
     let result = match cli.command {
         Command::Simulate(args) => simulate::run(&args),
-        Command::Explore(args) => runtime().and_then(|rt| explore::run(&args, &rt)),
-        Command::Demo(args) => runtime().and_then(|rt| demo::run(&args, &rt)),
-        Command::Node(args) => runtime().and_then(|rt| peers::node(&args, &rt)),
-        Command::Queen(args) => runtime().and_then(|rt| peers::queen(&args, &rt)),
+        Command::Explore(args) => serving().and_then(|rt| explore::run(&args, &rt)),
+        Command::Demo(args) => serving().and_then(|rt| demo::run(&args, &rt)),
+        Command::Node(args) => serving().and_then(|rt| peers::node(&args, &rt)),
+        Command::Queen(args) => serving().and_then(|rt| peers::queen(&args, &rt)),
         Command::Submit(args) => runtime().and_then(|rt| peers::submit(&args, &rt)),
         Command::Status(args) => runtime().and_then(|rt| operator::status(&args, &rt)),
         Command::Cancel(args) => runtime().and_then(|rt| operator::cancel(&args, &rt)),
@@ -47,17 +54,17 @@ fn main() -> ExitCode {
         Command::Approve(args) => consent::approve(&args),
         Command::Revoke { consent, key } => consent::revoke_consent(&consent, &key, None),
         Command::Verify { dir, json } => verify::run(&dir, json),
-        Command::Replay(args) => runtime().and_then(|rt| replay::run(&args, &rt)),
+        Command::Replay(args) => serving().and_then(|rt| replay::run(&args, &rt)),
         Command::Capsule(command) => match command {
             CapsuleCommand::Keygen { out } => capsule::keygen(&out),
-            CapsuleCommand::Capture(args) => runtime().and_then(|rt| capsule::capture(&args, &rt)),
+            CapsuleCommand::Capture(args) => serving().and_then(|rt| capsule::capture(&args, &rt)),
             CapsuleCommand::Inspect {
                 capsule,
                 secret,
                 json,
             } => capsule::inspect(&capsule, &secret, json),
             CapsuleCommand::Revoke { capsule, key } => capsule::revoke(&capsule, &key),
-            CapsuleCommand::Refresh(args) => runtime().and_then(|rt| capsule::refresh(&args, &rt)),
+            CapsuleCommand::Refresh(args) => serving().and_then(|rt| capsule::refresh(&args, &rt)),
         },
     };
     // Every runtime is gone by now; whatever is left of a browser dies with us, not after.
@@ -112,8 +119,49 @@ fn init_logging(verbose: u8, format: cli::LogFormat) {
 #[error("{0}")]
 pub struct BadInput(pub String);
 
-/// Resolves when the user asks the program to stop: Ctrl-C (SIGINT) or SIGTERM.
+/// Set once a stop signal has been caught, for commands that catch them from the start.
+static STOP: std::sync::OnceLock<tokio::sync::watch::Receiver<bool>> = std::sync::OnceLock::new();
+
+/// Catches Ctrl-C (SIGINT) and SIGTERM from now on: the first one is remembered for
+/// [`stop_requested`] (which resolves at once if it came before it was asked); a second one
+/// ends the program at once, the user insisting.
+fn catch_stop_signals(runtime: &tokio::runtime::Runtime) {
+    use tokio::signal::unix::{SignalKind, signal};
+    let _entered = runtime.enter();
+    // Made here, synchronously: the handlers are in place before this returns.
+    let (Ok(mut interrupt), Ok(mut terminate)) = (
+        signal(SignalKind::interrupt()),
+        signal(SignalKind::terminate()),
+    ) else {
+        return;
+    };
+    let (stopped, receiver) = tokio::sync::watch::channel(false);
+    if STOP.set(receiver).is_err() {
+        return;
+    }
+    runtime.spawn(async move {
+        tokio::select! {
+            _ = interrupt.recv() => {}
+            _ = terminate.recv() => {}
+        }
+        let _ = stopped.send(true);
+        tokio::select! {
+            _ = interrupt.recv() => {}
+            _ = terminate.recv() => {}
+        }
+        eprintln!("stopped at once (a second signal)");
+        std::process::exit(130);
+    });
+}
+
+/// Resolves when the user asks the program to stop: Ctrl-C (SIGINT) or SIGTERM (caught since
+/// the command started, for the commands that catch them from the start).
 pub async fn stop_requested() {
+    if let Some(receiver) = STOP.get() {
+        let mut receiver = receiver.clone();
+        let _ = receiver.wait_for(|stopped| *stopped).await;
+        return;
+    }
     let mut terminate =
         tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
     tokio::select! {

@@ -156,6 +156,10 @@ pub fn node(args: &NodeArgs, runtime: &tokio::runtime::Runtime) -> anyhow::Resul
                     args.sim_latency,
                 )
                 .map_err(|e| BadInput(e.to_string()))?;
+                let factory = match args.sim_pace {
+                    Some(ms) => factory.with_pace(Duration::from_millis(ms)),
+                    None => factory,
+                };
                 spawn_node(&identity, config, replica, Arc::new(factory), worker).await?
             }
             None => {
