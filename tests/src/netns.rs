@@ -169,6 +169,31 @@ impl Lab {
         self.switch.run("tc", &switch_side)
     }
 
+    /// A TCP listener on host `i`'s address (`port` 0: one the system picks), made from a
+    /// thread that enters the host's namespace for the bind: a server of this process (a
+    /// fixture website) that the other hosts reach.
+    pub fn listen_on(&self, i: usize, port: u16) -> std::io::Result<std::net::TcpListener> {
+        let namespace = std::fs::File::open(format!("/proc/{}/ns/net", self.hosts[i].pid()))?;
+        let address = std::net::SocketAddr::from((Lab::address(i), port));
+        std::thread::spawn(move || {
+            use std::os::fd::AsFd;
+            rustix::thread::move_into_link_name_space(
+                namespace.as_fd(),
+                Some(rustix::thread::LinkNameSpaceType::Network),
+            )?;
+            let listener = std::net::TcpListener::bind(address)?;
+            listener.set_nonblocking(true)?;
+            Ok(listener)
+        })
+        .join()
+        .map_err(|_| std::io::Error::other("the namespace thread panicked"))?
+    }
+
+    /// The pid of the process holding host `i`'s namespace.
+    pub fn holder_pid(&self, i: usize) -> u32 {
+        self.hosts[i].pid()
+    }
+
     /// Whether netem can be set here: tried on a scratch namespace.
     pub fn netem_available() -> Result<(), String> {
         let probe = Holder::start()?;
