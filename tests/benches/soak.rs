@@ -33,17 +33,7 @@ const PORT: u16 = 4001;
 const SEED: u64 = 11;
 const LIMIT: Duration = Duration::from_secs(900);
 
-/// Sections, chapters and pages of the documentation fixture (`sites::docs`).
-const SECTIONS: [&str; 6] = [
-    "configuration",
-    "networking",
-    "storage",
-    "security",
-    "deployment",
-    "monitoring",
-];
-const CHAPTERS: [&str; 5] = ["basics", "frobnicator", "scheduler", "cache", "logging"];
-const PAGES: [&str; 5] = ["overview", "timeout", "retries", "tuning", "examples"];
+use forager_tests::sites::{CHAPTERS, PAGES, SECTIONS};
 
 struct Soak {
     lab: Lab,
@@ -105,30 +95,23 @@ impl Soak {
     }
 
     async fn queen(&self) -> StartedPeer {
-        let mut command = self.lab.command(QUEEN, &self.binary);
-        command
-            .arg("queen")
-            .arg("--data")
-            .arg(self.data("queen"))
-            .arg("--cluster-key")
-            .arg(&self.key)
-            .arg("--listen")
-            .arg(Lab::listen(QUEEN, PORT));
+        let command = self.lab.peer_command(
+            QUEEN,
+            &self.binary,
+            "queen",
+            &self.data("queen"),
+            &self.key,
+            PORT,
+        );
         start_peer(command, "queen").await
     }
 
     async fn node(&self, host: usize, queen: &StartedPeer, sim: bool) -> StartedPeer {
-        let mut command = self.lab.command(host, &self.binary);
-        command
-            .arg("node")
-            .arg("--data")
-            .arg(self.data(&format!("node{host}")))
-            .arg("--cluster-key")
-            .arg(&self.key)
-            .arg("--listen")
-            .arg(Lab::listen(host, PORT))
-            .arg("--bootstrap")
-            .arg(&queen.address);
+        let data = self.data(&format!("node{host}"));
+        let mut command = self
+            .lab
+            .peer_command(host, &self.binary, "node", &data, &self.key, PORT);
+        command.arg("--bootstrap").arg(&queen.address);
         if sim {
             command.args(["--sim", &SEED.to_string(), "--sim-latency"]);
         } else {

@@ -139,6 +139,29 @@ impl Lab {
         command
     }
 
+    /// `forager KIND --data DATA --cluster-key KEY --listen <host i's address>:PORT` on host
+    /// `i`: a queen or a node of a lab cluster (the caller adds its own flags).
+    pub fn peer_command(
+        &self,
+        i: usize,
+        binary: &Path,
+        kind: &str,
+        data: &Path,
+        key: &Path,
+        port: u16,
+    ) -> tokio::process::Command {
+        let mut command = self.command(i, binary);
+        command
+            .arg(kind)
+            .arg("--data")
+            .arg(data)
+            .arg("--cluster-key")
+            .arg(key)
+            .arg("--listen")
+            .arg(Lab::listen(i, port));
+        command
+    }
+
     /// Takes host `i`'s link down (a cut cable: nothing in, nothing out) or back up.
     pub fn set_link(&self, i: usize, up: bool) -> Result<(), String> {
         let state = if up { "up" } else { "down" };

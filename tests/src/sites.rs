@@ -319,7 +319,8 @@ pub fn shop() -> Router<Arc<Counters>> {
 // The documentation site: 10 sections × 6 chapters × 5 pages (300 pages, plus indexes), with
 // decoy pages whose titles resemble the goal.
 
-const SECTIONS: &[&str] = &[
+/// The documentation fixture's sections (in its URLs: `/docs/SECTION/CHAPTER/PAGE`).
+pub const SECTIONS: &[&str] = &[
     "getting-started",
     "configuration",
     "networking",
@@ -331,7 +332,8 @@ const SECTIONS: &[&str] = &[
     "plugins",
     "troubleshooting",
 ];
-const CHAPTERS: &[&str] = &[
+/// The documentation fixture's chapters (in its URLs: `/docs/SECTION/CHAPTER/PAGE`).
+pub const CHAPTERS: &[&str] = &[
     "basics",
     "frobnicator",
     "scheduler",
@@ -339,7 +341,8 @@ const CHAPTERS: &[&str] = &[
     "logging",
     "limits",
 ];
-const PAGES: &[&str] = &["overview", "timeout", "retries", "tuning", "examples"];
+/// The documentation fixture's pages (in its URLs: `/docs/SECTION/CHAPTER/PAGE`).
+pub const PAGES: &[&str] = &["overview", "timeout", "retries", "tuning", "examples"];
 
 fn words(slug: &str) -> String {
     let text = slug.replace('-', " ");

@@ -111,31 +111,24 @@ impl Cluster {
     }
 
     async fn queen(&self, host: usize, extra: &[&str]) -> StartedPeer {
-        let mut command = self.lab.command(host, &self.binary);
-        command
-            .arg("queen")
-            .arg("--data")
-            .arg(self.data("queen"))
-            .arg("--cluster-key")
-            .arg(&self.key)
-            .arg("--listen")
-            .arg(Lab::listen(host, PORT))
-            .arg("--assignment-deadline")
-            .arg("4")
-            .args(extra);
+        let mut command = self.lab.peer_command(
+            host,
+            &self.binary,
+            "queen",
+            &self.data("queen"),
+            &self.key,
+            PORT,
+        );
+        command.arg("--assignment-deadline").arg("4").args(extra);
         start_peer(command, "queen").await
     }
 
     async fn node(&self, host: usize, queen: &StartedPeer) -> StartedPeer {
-        let mut command = self.lab.command(host, &self.binary);
+        let data = self.data(&format!("node{host}"));
+        let mut command = self
+            .lab
+            .peer_command(host, &self.binary, "node", &data, &self.key, PORT);
         command
-            .arg("node")
-            .arg("--data")
-            .arg(self.data(&format!("node{host}")))
-            .arg("--cluster-key")
-            .arg(&self.key)
-            .arg("--listen")
-            .arg(Lab::listen(host, PORT))
             .arg("--bootstrap")
             .arg(&queen.address)
             .args(["--sim", &SEED.to_string(), "--sim-site", &SITE.to_string()])
