@@ -21,7 +21,7 @@ use forager_simulations::cluster::{SimFactory, sim_task};
 use forager_simulations::site::SiteParams;
 use forager_tests::bench::arg;
 use forager_tests::netns::Lab;
-use forager_tests::{StartedPeer, finish, forager_binary, start_peer};
+use forager_tests::{StartedPeer, finish, forager_binary, start_peer, terminate};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -233,17 +233,6 @@ impl Soak {
     }
 }
 
-async fn stop(peer: &mut StartedPeer) {
-    if let Some(pid) = peer.child.id() {
-        let _ = tokio::process::Command::new("kill")
-            .args(["-TERM", &pid.to_string()])
-            .status()
-            .await;
-    }
-    let _ = tokio::time::timeout(Duration::from_secs(30), peer.child.wait()).await;
-    let _ = peer.child.start_kill();
-}
-
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() {
     let count =
@@ -289,7 +278,7 @@ async fn main() {
     }
     let sim = soak.run("simulated", sim_files, wave, &queen, &nodes).await;
     for node in &mut nodes {
-        stop(node).await;
+        terminate(node).await;
     }
 
     // Phase 2: the documentation site in Chromium, served inside the client's namespace.
@@ -332,7 +321,7 @@ async fn main() {
         .run("chromium", web_files, web_wave, &queen, &nodes)
         .await;
     for node in &mut nodes {
-        stop(node).await;
+        terminate(node).await;
     }
     server.abort();
     let left: Vec<(u32, String)> = NODES
@@ -342,7 +331,7 @@ async fn main() {
             forager_tests::processes_with(&profiles.to_string_lossy())
         })
         .collect();
-    stop(&mut queen).await;
+    terminate(&mut queen).await;
 
     let (tasks, duplicates) = soak.duplicates();
     let queen_bytes = folder_bytes(&soak.data("queen").join("tasks"));

@@ -87,6 +87,19 @@ pub async fn start_peer(mut command: tokio::process::Command, kind: &str) -> Sta
     }
 }
 
+/// Stops a peer as an operator would: SIGTERM, up to 30 s to wind down (its browsers shut),
+/// then SIGKILL.
+pub async fn terminate(peer: &mut StartedPeer) {
+    if let Some(pid) = peer.child.id() {
+        let _ = tokio::process::Command::new("kill")
+            .args(["-TERM", &pid.to_string()])
+            .status()
+            .await;
+    }
+    let _ = tokio::time::timeout(Duration::from_secs(30), peer.child.wait()).await;
+    let _ = peer.child.start_kill();
+}
+
 /// Runs a prepared command to its end, failing the test if it takes longer than `limit` (the
 /// process is killed then): its exit code, standard output and standard error.
 pub async fn finish(

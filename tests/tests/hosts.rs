@@ -11,7 +11,7 @@ use forager_protocol::result::{RunResult, Status};
 use forager_simulations::cluster::{SimFactory, sim_task};
 use forager_simulations::site::SiteParams;
 use forager_tests::netns::Lab;
-use forager_tests::{StartedPeer, forager_binary, start_peer};
+use forager_tests::{StartedPeer, forager_binary, start_peer, terminate};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -224,17 +224,6 @@ impl Cluster {
             );
         }
     }
-}
-
-async fn terminate(peer: &mut StartedPeer) {
-    if let Some(pid) = peer.child.id() {
-        let _ = tokio::process::Command::new("kill")
-            .args(["-TERM", &pid.to_string()])
-            .status()
-            .await;
-    }
-    let _ = tokio::time::timeout(Duration::from_secs(20), peer.child.wait()).await;
-    let _ = peer.child.start_kill();
 }
 
 fn passed(outcome: &(Option<i32>, Option<RunResult>, String)) -> &RunResult {
