@@ -30,6 +30,9 @@ pub struct WorkerMetrics {
     pub reproductions: Counter,
     /// Start pages opened for the queen.
     pub expansions: Counter,
+    /// Branch searches kept between assignments (each holds browser pages); a task's are
+    /// dropped when the queen says it ended.
+    pub kept_branches: Gauge,
 }
 
 impl WorkerMetrics {
@@ -90,6 +93,11 @@ pub fn encode_node(worker: &WorkerMetrics, snapshot: &NodeSnapshot) -> String {
         "expansions",
         "Start pages opened for the queen",
         worker.expansions.clone(),
+    );
+    registry.register(
+        "kept_branches",
+        "Branch searches kept between assignments (each holds browser pages)",
+        worker.kept_branches.clone(),
     );
     let accepted = Counter::<u64>::default();
     accepted.inc_by(snapshot.gossip.accepted);

@@ -164,7 +164,15 @@ struct Branches<E: Environment<Action = Action>> {
     kept: HashMap<(TaskId, BranchId), (BranchState<E>, u64)>,
     out: HashSet<(TaskId, BranchId)>,
     clock: u64,
+    /// Tasks the queen said have ended (the latest [`MAX_RELEASED`]): a branch of theirs that
+    /// is checked in is dropped, not kept.
+    released: std::collections::VecDeque<TaskId>,
+    /// How many are kept, for the operator's metrics.
+    gauge: prometheus_client::metrics::gauge::Gauge,
 }
+
+/// Ended tasks remembered, for the assignments still running when their task ended.
+const MAX_RELEASED: usize = 256;
 
 /// What checking a branch out found.
 enum Checkout<E: Environment<Action = Action>> {
@@ -178,19 +186,51 @@ enum Checkout<E: Environment<Action = Action>> {
 }
 
 impl<E: Environment<Action = Action>> Branches<E> {
-    fn new() -> Self {
+    fn new(gauge: prometheus_client::metrics::gauge::Gauge) -> Self {
         Branches {
             kept: HashMap::new(),
             out: HashSet::new(),
             clock: 0,
+            released: std::collections::VecDeque::new(),
+            gauge,
         }
+    }
+
+    fn count(&self) {
+        self.gauge
+            .set(i64::try_from(self.kept.len()).unwrap_or(i64::MAX));
+    }
+
+    /// Forgets an ended task: returns its kept branches, for the caller to drop outside the
+    /// lock; its branches still checked out are dropped when they come back.
+    fn release(&mut self, task: TaskId) -> Vec<BranchState<E>> {
+        if !self.released.contains(&task) {
+            if self.released.len() == MAX_RELEASED {
+                self.released.pop_front();
+            }
+            self.released.push_back(task);
+        }
+        let keys: Vec<(TaskId, BranchId)> = self
+            .kept
+            .keys()
+            .filter(|(t, _)| *t == task)
+            .copied()
+            .collect();
+        let dropped = keys
+            .into_iter()
+            .filter_map(|key| self.kept.remove(&key).map(|(state, _)| state))
+            .collect();
+        self.count();
+        dropped
     }
 
     fn check_out(&mut self, key: (TaskId, BranchId)) -> Checkout<E> {
         if !self.out.insert(key) {
             return Checkout::Busy;
         }
-        match self.kept.remove(&key) {
+        let found = self.kept.remove(&key);
+        self.count();
+        match found {
             Some((state, _)) => Checkout::Kept(Box::new(state)),
             None => Checkout::New,
         }
@@ -206,10 +246,14 @@ impl<E: Environment<Action = Action>> Branches<E> {
     ) -> Vec<BranchState<E>> {
         self.out.remove(&key);
         self.clock += 1;
-        if let Some(state) = state {
-            self.kept.insert(key, (state, self.clock));
-        }
         let mut dropped = Vec::new();
+        if let Some(state) = state {
+            if self.released.contains(&key.0) {
+                dropped.push(state);
+            } else {
+                self.kept.insert(key, (state, self.clock));
+            }
+        }
         while self.kept.len() > max {
             let Some(oldest) = self
                 .kept
@@ -223,6 +267,7 @@ impl<E: Environment<Action = Action>> Branches<E> {
                 dropped.push(state);
             }
         }
+        self.count();
         dropped
     }
 }
@@ -358,7 +403,7 @@ pub async fn run_worker<F: EnvFactory>(
         );
     }
     let branches: Arc<std::sync::Mutex<Branches<F::Env>>> =
-        Arc::new(std::sync::Mutex::new(Branches::new()));
+        Arc::new(std::sync::Mutex::new(Branches::new(config.metrics.kept_branches.clone())));
     let publisher = Arc::new(Publisher {
         identity: identity.clone(),
         network: network.clone(),
@@ -440,6 +485,19 @@ pub async fn run_worker<F: EnvFactory>(
                             .into()
                         };
                         let _ = network.respond(responder, answer).await;
+                        continue;
+                    }
+                    Message::Release(task) => {
+                        // Any cluster member may say so; a false word only costs this node a
+                        // restore by replay when the task's branches come back.
+                        let dropped = match branches.lock() {
+                            Ok(mut map) => map.release(task),
+                            Err(poisoned) => poisoned.into_inner().release(task),
+                        };
+                        tracing::debug!(%peer, %task, branches = dropped.len(), "task released");
+                        // Their environments (browser contexts and pages) close as they drop.
+                        drop(dropped);
+                        let _ = network.respond(responder, Message::Accepted(task)).await;
                         continue;
                     }
                     Message::Expand(request) => Work::Expand(request),

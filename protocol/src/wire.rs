@@ -833,6 +833,9 @@ pub enum Message {
     /// Client → queen: stop this task now; it ends `failing` with `cancelled`. Answered
     /// with the task's [`Message::State`].
     Cancel(TaskId),
+    /// Queen → node: the task has ended; drop what is kept of it (its branch searches and the
+    /// browser pages they hold). Answered with [`Message::Accepted`].
+    Release(TaskId),
     /// Client → queen: the files of a finished task's folder.
     ListFiles(TaskId),
     /// Queen → client.
@@ -1745,6 +1748,7 @@ pub(crate) mod tests {
                     }))
                 }),
             task_id().prop_map(Message::Cancel),
+            task_id().prop_map(Message::Release),
             task_id().prop_map(Message::ListFiles),
             prop::collection::vec((text(), any::<u64>()), 0..4).prop_map(|files| {
                 Message::Files(

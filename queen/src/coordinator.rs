@@ -192,6 +192,11 @@ enum Internal {
         pending: Box<Pending>,
         result: Result<Message, RequestFailed>,
     },
+    /// A node's answer to [`Message::Release`].
+    Released {
+        node: PeerId,
+        result: Result<Message, RequestFailed>,
+    },
 }
 
 /// The queen's view of a branch: a child of the task's root, searched on nodes.
@@ -286,6 +291,8 @@ struct TaskRun {
     expanding: Option<PeerId>,
     /// Nodes that took part.
     contributors: HashSet<PeerId>,
+    /// Whether they were told the task ended ([`Message::Release`]).
+    released: bool,
     result: Option<RunResult>,
     /// Artifacts to write now that the result stands (taken by the actor at once).
     artifacts: Option<ArtifactJob>,
@@ -740,6 +747,20 @@ impl Actor {
                 continue;
             };
             if run.phase == Phase::Done {
+                if !run.released {
+                    // The nodes keep the task's branch searches (browser pages) for the next
+                    // assignment: there is none now.
+                    run.released = true;
+                    let mut nodes: Vec<PeerId> = run.contributors.iter().copied().collect();
+                    nodes.sort();
+                    for node in nodes {
+                        send(
+                            node,
+                            Message::Release(id),
+                            Box::new(move |result| Internal::Released { node, result }),
+                        );
+                    }
+                }
                 continue;
             }
             if let Some(reason) = run.over() {
@@ -959,6 +980,10 @@ fn spawn_request(
 impl Actor {
     fn on_internal(&mut self, message: Internal) {
         match message {
+            Internal::Released { node, result } => match result {
+                Ok(Message::Accepted(_)) => self.saw(node),
+                other => tracing::debug!(%node, ?other, "a node did not take a release"),
+            },
             Internal::Expanded { task, node, result } => {
                 if result.is_ok() {
                     self.saw(node);
@@ -1258,6 +1283,7 @@ impl TaskRun {
             verifying: None,
             expanding: None,
             contributors: HashSet::new(),
+            released: false,
             result: None,
             artifacts: None,
             writing: false,

@@ -10,8 +10,15 @@ use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 /// The `forager` binary built with the same profile as the running test, building it first if
-/// it is missing (as when only this package's tests were asked for).
+/// it is missing or stale (as when only this package's tests were asked for). Cargo is asked
+/// once per test process: the tests of one binary run in parallel and would otherwise queue on
+/// cargo's build lock, each inside its own time limit.
 pub fn forager_binary() -> PathBuf {
+    static BINARY: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    BINARY.get_or_init(build_forager).clone()
+}
+
+fn build_forager() -> PathBuf {
     // target/<profile>/deps/<test binary> → target/<profile>/forager
     let exe = std::env::current_exe().expect("the test knows its own path");
     let profile_dir = exe

@@ -503,6 +503,20 @@ async fn an_operator_sees_cancels_fetches_and_scrapes_a_running_cluster() {
         expect_sample(&text, "forager_node_browser_restarts_total", 0.0);
     }
     assert!(node_actions >= 1.0);
+    // Both tasks ended: the queen told the nodes, and they dropped the branch searches (and
+    // the browser pages) they kept for them.
+    let started = Instant::now();
+    for node in &cluster.nodes {
+        let url = node.metrics.clone().expect("each node serves metrics");
+        loop {
+            let text = scrape(&url).await;
+            if sample(&text, "forager_node_kept_branches") == Some(0.0) {
+                break;
+            }
+            assert!(started.elapsed() < LIMIT, "branches still kept: {text}");
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    }
     // The queen counts the reports it took (not those that came after a task ended).
     assert!(
         sample(&metrics, "forager_queen_actions_total") >= Some(1.0),
