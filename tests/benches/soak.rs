@@ -49,6 +49,8 @@ struct Memory {
     process: String,
     rss_kb: u64,
     browsers_rss_kb: u64,
+    /// The browsers' proportional set size: memory they share counted once in all.
+    browsers_pss_kb: u64,
 }
 
 #[derive(Debug, Default, serde::Serialize)]
@@ -70,6 +72,19 @@ fn rss_kb(pid: u32) -> u64 {
             status
                 .lines()
                 .find_map(|l| l.strip_prefix("VmRSS:"))
+                .and_then(|v| v.split_whitespace().next()?.parse().ok())
+        })
+        .unwrap_or(0)
+}
+
+/// A process's proportional set size (shared pages divided among their users), in kB.
+fn pss_kb(pid: u32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/smaps_rollup"))
+        .ok()
+        .and_then(|rollup| {
+            rollup
+                .lines()
+                .find_map(|l| l.strip_prefix("Pss:"))
                 .and_then(|v| v.split_whitespace().next()?.parse().ok())
         })
         .unwrap_or(0)
@@ -127,6 +142,7 @@ impl Soak {
             process: "queen".into(),
             rss_kb: queen.child.id().map_or(0, rss_kb),
             browsers_rss_kb: 0,
+            browsers_pss_kb: 0,
         }];
         for (i, node) in nodes.iter().enumerate() {
             let profiles = self
@@ -134,15 +150,15 @@ impl Soak {
                 .join("browsers")
                 .to_string_lossy()
                 .into_owned();
-            let browsers = forager_tests::processes_with(&profiles)
-                .iter()
-                .map(|(pid, _)| rss_kb(*pid))
-                .sum();
+            let pids = forager_tests::processes_with(&profiles);
+            let browsers = pids.iter().map(|(pid, _)| rss_kb(*pid)).sum();
+            let browsers_pss = pids.iter().map(|(pid, _)| pss_kb(*pid)).sum();
             out.push(Memory {
                 moment: moment.into(),
                 process: format!("node{}", NODES[i]),
                 rss_kb: node.child.id().map_or(0, rss_kb),
                 browsers_rss_kb: browsers,
+                browsers_pss_kb: browsers_pss,
             });
         }
         out
@@ -359,18 +375,22 @@ async fn main() {
          processes left after the nodes stopped: {}.\n",
         left.len()
     );
-    let _ = writeln!(md, "| phase | moment | process | RSS | its browsers |");
-    let _ = writeln!(md, "|---|---|---|---|---|");
+    let _ = writeln!(
+        md,
+        "| phase | moment | process | RSS | its browsers (RSS sum) | its browsers (PSS) |"
+    );
+    let _ = writeln!(md, "|---|---|---|---|---|---|");
     for p in &phases {
         for m in &p.memory {
             let _ = writeln!(
                 md,
-                "| {} | {} | {} | {:.1} MB | {:.1} MB |",
+                "| {} | {} | {} | {:.1} MB | {:.1} MB | {:.1} MB |",
                 p.name,
                 m.moment,
                 m.process,
                 m.rss_kb as f64 / 1024.0,
-                m.browsers_rss_kb as f64 / 1024.0
+                m.browsers_rss_kb as f64 / 1024.0,
+                m.browsers_pss_kb as f64 / 1024.0
             );
         }
     }
