@@ -4,9 +4,10 @@
 //! cut and restored (`set_link`), and given delay, jitter and loss with `tc netem` where the
 //! kernel has it (`netem`).
 //!
-//! Each namespace is held by a process (`unshare -n sleep`): when the holder dies, with the
-//! [`Lab`] or with the test process, the namespace and its links go too, so a crashed test
-//! leaves nothing configured behind. Where the machine refuses namespaces (no CAP_SYS_ADMIN,
+//! Each namespace is held by a process (`unshare -n`, a shell that ends with the test
+//! process): when the holder dies, with the [`Lab`] or with the test process, the namespace
+//! and its links go too, so a crashed test leaves nothing configured behind, and a long run
+//! (the soak) keeps its lab as long as it needs. Where the machine refuses namespaces (no CAP_SYS_ADMIN,
 //! no `ip`, no `nsenter`), [`Lab::create`] says why and the tests skip.
 
 use std::net::Ipv4Addr;
@@ -22,8 +23,17 @@ struct Holder(Child);
 
 impl Holder {
     fn start() -> Result<Holder, String> {
+        // The holder lives as long as this process: a crashed test leaves no namespace behind,
+        // and a long one (the soak) keeps its lab.
         let child = Command::new("unshare")
-            .args(["-n", "--", "sleep", "1800"])
+            .args([
+                "-n",
+                "--",
+                "sh",
+                "-c",
+                "while kill -0 \"$0\" 2>/dev/null; do sleep 1; done",
+                &std::process::id().to_string(),
+            ])
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
