@@ -402,8 +402,9 @@ pub async fn run_worker<F: EnvFactory>(
              remembered"
         );
     }
-    let branches: Arc<std::sync::Mutex<Branches<F::Env>>> =
-        Arc::new(std::sync::Mutex::new(Branches::new(config.metrics.kept_branches.clone())));
+    let branches: Arc<std::sync::Mutex<Branches<F::Env>>> = Arc::new(std::sync::Mutex::new(
+        Branches::new(config.metrics.kept_branches.clone()),
+    ));
     let publisher = Arc::new(Publisher {
         identity: identity.clone(),
         network: network.clone(),

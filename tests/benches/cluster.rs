@@ -4,10 +4,15 @@
 //!   processes on 127.0.0.1 (this program re-executes itself as the peers).
 //! - `index`: HNSW recall@10 against brute force, and queries per second, at 10k and 100k
 //!   vectors.
-//! - `speedup`: wall-clock time to solve simulated sites with 50 ms actions, with 1, 2 and 4
+//! - `speedup`: wall-clock time to solve simulated sites with 50 ms actions, with 1, 2, 4 and 8
 //!   nodes of an embedded cluster (same libp2p code path as separate processes).
+//! - `work`: the actions the same cluster spends to solve simulated sites without latency, per
+//!   node count: the extra work of parallel decisions, which bounds the speedup.
 //!
-//! Arguments after `--`: any of `gossip`, `index`, `speedup` (default: all); `--reps N`.
+//! Arguments after `--`: any of `gossip`, `index`, `speedup` (default: these three), `work`;
+//! `--reps N` (sites); `--nodes 1,2,4,8` (node counts of `speedup` and `work`); `--delay MS`
+//! (`speedup` with MS ± MS/4 on every node's link to the queen, through a delaying relay:
+//! `forager_tests::delay`, as this kernel has no netem).
 
 use forager_node::index::Replica;
 use forager_node::net::{Network, NetworkConfig, NetworkEvent, NodeIdentity, Role};
@@ -18,6 +23,7 @@ use forager_queen::cluster::{loopback, spawn_queen, wait_for_peers};
 use forager_queen::coordinator::QueenConfig;
 use forager_simulations::cluster::{SimFactory, sim_task};
 use forager_simulations::site::SiteParams;
+use forager_tests::delay::{Delay, DelayRelay};
 use rand::{RngExt, SeedableRng};
 use std::io::{BufRead, Write};
 use std::sync::Arc;
@@ -298,26 +304,93 @@ fn index(count: usize) {
     );
 }
 
-async fn solve(nodes: usize, site_index: u64) -> f64 {
-    let data = tempfile::tempdir().expect("dir");
+/// What one solve took: wall seconds to a reproduced winner (NaN: not solved), and the
+/// actions the queen counted.
+#[derive(Debug, Clone, Copy)]
+struct Solve {
+    seconds: f64,
+    actions: u32,
+}
+
+/// The queen's first address with its TCP port replaced by a delaying relay's.
+async fn delayed(
+    queen: &[libp2p::Multiaddr],
+    delay: Delay,
+) -> (Vec<libp2p::Multiaddr>, DelayRelay) {
+    use libp2p::multiaddr::Protocol;
+    let address = queen.first().expect("the queen listens").clone();
+    let port = address
+        .iter()
+        .find_map(|p| match p {
+            Protocol::Tcp(port) => Some(port),
+            _ => None,
+        })
+        .expect("a TCP address");
+    let relay = DelayRelay::start(([127, 0, 0, 1], port).into(), delay, 7)
+        .await
+        .expect("relay");
+    let relayed = address
+        .iter()
+        .map(|p| match p {
+            Protocol::Tcp(_) => Protocol::Tcp(relay.address.port()),
+            other => other,
+        })
+        .collect();
+    (vec![relayed], relay)
+}
+
+async fn solve(
+    nodes: usize,
+    batch: u64,
+    site_index: u64,
+    latency_ms: u32,
+    delay: Option<Delay>,
+) -> Solve {
+    // FORAGER_BENCH_KEEP=DIR keeps each solve's queen folder (journals) for a look afterwards.
+    let temp = tempfile::tempdir().expect("dir");
+    let data = match std::env::var_os("FORAGER_BENCH_KEEP") {
+        Some(dir) => {
+            let kept = std::path::PathBuf::from(dir).join(format!(
+                "b{batch}-s{site_index}-n{nodes}-{latency_ms}ms{}",
+                if delay.is_some() { "-delayed" } else { "" }
+            ));
+            let _ = std::fs::remove_dir_all(&kept);
+            std::fs::create_dir_all(&kept).expect("a folder to keep");
+            kept
+        }
+        None => temp.path().to_path_buf(),
+    };
     let queen = spawn_queen(
         &NodeIdentity::generate(),
         NetworkConfig {
             listen: vec![loopback()],
             ..NetworkConfig::new(Role::Queen, KEY)
         },
-        QueenConfig::new(data.path().to_path_buf()),
+        QueenConfig::new(data.clone()),
     )
     .await
     .expect("queen");
     let params = SiteParams {
-        latency_ms: 50,
+        latency_ms,
         latency_jitter_ms: 0,
         ..SiteParams::default()
     };
-    let factory = Arc::new(SimFactory::new(&params, 3, site_index, true).expect("site"));
-    let handles =
-        forager_tests::spawn_sim_nodes(nodes, KEY, queen.addresses.clone(), &factory).await;
+    let factory = Arc::new(SimFactory::new(&params, batch, site_index, true).expect("site"));
+    // With a delay, every node reaches the queen through its own relay (nodes reach each
+    // other directly).
+    let mut relays = Vec::new();
+    let mut handles = Vec::new();
+    for _ in 0..nodes {
+        let bootstrap = match delay {
+            Some(delay) => {
+                let (address, relay) = delayed(&queen.addresses, delay).await;
+                relays.push(relay);
+                address
+            }
+            None => queen.addresses.clone(),
+        };
+        handles.extend(forager_tests::spawn_sim_nodes(1, KEY, bootstrap, &factory).await);
+    }
     wait_for_peers(&queen.network, Role::Node, nodes, Duration::from_secs(20))
         .await
         .expect("nodes");
@@ -326,20 +399,30 @@ async fn solve(nodes: usize, site_index: u64) -> f64 {
     let id: TaskId = queen.queen.submit(task.clone()).await.expect("accepted");
     // The task's own wall-time budget ends it; this bound only guards the bench itself.
     let limit = Duration::from_secs(u64::from(task.budget.wall_time_secs) + 60);
-    let seconds = loop {
+    let solved = loop {
         if let TaskState::Done(result) = queen.queen.status(id).await {
+            let actions = result.metrics.actions;
             if result.status == forager_protocol::result::Status::Pass {
-                break started.elapsed().as_secs_f64();
+                break Solve {
+                    seconds: started.elapsed().as_secs_f64(),
+                    actions,
+                };
             }
             let reason = result
                 .error
                 .map(|e| format!("{:?}: {}", e.reason, e.detail));
             println!("    site {site_index}, {nodes} node(s): not solved ({reason:?})");
-            break f64::NAN;
+            break Solve {
+                seconds: f64::NAN,
+                actions,
+            };
         }
         if started.elapsed() > limit {
             println!("    site {site_index}, {nodes} node(s): no result within {limit:?}");
-            break f64::NAN;
+            break Solve {
+                seconds: f64::NAN,
+                actions: 0,
+            };
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
     };
@@ -348,26 +431,35 @@ async fn solve(nodes: usize, site_index: u64) -> f64 {
     }
     queen.queen.shutdown().await;
     queen.network.shutdown().await;
-    seconds
+    solved
 }
 
-fn speedup(reps: usize) {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
-        .expect("runtime");
-    let sites: Vec<u64> = (0..reps as u64).collect();
+        .expect("runtime")
+}
+
+/// Wall-clock speedup over one node, on batch 3's sites with 50 ms actions (and with `delay` on
+/// every node's link to the queen).
+fn speedup(reps: usize, counts: &[usize], delay: Option<Delay>) {
+    let runtime = runtime();
     let mut times: std::collections::BTreeMap<usize, Vec<f64>> = Default::default();
-    for &site in &sites {
+    for site in 0..reps as u64 {
         // Interleaved: every node count on the same site before the next site.
-        for nodes in [1usize, 2, 4] {
-            let t = runtime.block_on(solve(nodes, site));
+        for &nodes in counts {
+            let t = runtime.block_on(solve(nodes, 3, site, 50, delay)).seconds;
             times.entry(nodes).or_default().push(t);
         }
     }
+    let Some(ones) = times.get(&1).cloned() else {
+        println!("  (no 1-node runs to compare with)");
+        return;
+    };
     let base = median(
-        &mut times[&1]
+        &mut ones
             .iter()
             .copied()
             .filter(|t| t.is_finite())
@@ -379,7 +471,7 @@ fn speedup(reps: usize) {
         // Per site ratio against one node, then the median of ratios.
         let mut ratios: Vec<f64> = values
             .iter()
-            .zip(&times[&1])
+            .zip(&ones)
             .filter(|(t, b)| t.is_finite() && b.is_finite())
             .map(|(t, b)| b / t)
             .collect();
@@ -392,6 +484,49 @@ fn speedup(reps: usize) {
             values
                 .iter()
                 .map(|t| (t * 10.0).round() / 10.0)
+                .collect::<Vec<_>>()
+        );
+    }
+}
+
+/// The work behind the speedup, without latency: actions the cluster spends to solve each of
+/// batch 7's sites. `nodes × actions(1 node) / actions(n nodes)` bounds the speedup.
+fn work(reps: usize, counts: &[usize]) {
+    let runtime = runtime();
+    let mut rows: std::collections::BTreeMap<usize, Vec<Solve>> = Default::default();
+    for site in 0..reps as u64 {
+        for &nodes in counts {
+            let solved = runtime.block_on(solve(nodes, 7, site, 0, None));
+            rows.entry(nodes).or_default().push(solved);
+        }
+    }
+    let Some(ones) = rows.get(&1).cloned() else {
+        println!("  (no 1-node runs to compare with)");
+        return;
+    };
+    for (nodes, solves) in &rows {
+        let solved = solves.iter().filter(|s| s.seconds.is_finite()).count();
+        // Over the sites both solved: the extra work parallel decisions cost.
+        let pairs: Vec<(f64, f64)> = solves
+            .iter()
+            .zip(&ones)
+            .filter(|(s, o)| s.seconds.is_finite() && o.seconds.is_finite())
+            .map(|(s, o)| (f64::from(s.actions), f64::from(o.actions)))
+            .collect();
+        let mine: f64 = pairs.iter().map(|p| p.0).sum::<f64>() / pairs.len().max(1) as f64;
+        let one: f64 = pairs.iter().map(|p| p.1).sum::<f64>() / pairs.len().max(1) as f64;
+        println!(
+            "  {nodes} node(s): solved {solved}/{}, mean actions {mine:.0} (1 node {one:.0} on the same sites, ratio {:.2}), speedup bound {:.2}x; actions {:?}",
+            solves.len(),
+            mine / one,
+            *nodes as f64 * one / mine,
+            solves
+                .iter()
+                .map(|s| if s.seconds.is_finite() {
+                    i64::from(s.actions)
+                } else {
+                    -1
+                })
                 .collect::<Vec<_>>()
         );
     }
@@ -412,7 +547,13 @@ fn main() {
         .and_then(|i| args.get(i + 1))
         .and_then(|v| v.parse().ok())
         .unwrap_or(5);
-    let wanted: Vec<&str> = ["gossip", "index", "speedup"]
+    let counts: Vec<usize> = args
+        .iter()
+        .position(|a| a == "--nodes")
+        .and_then(|i| args.get(i + 1))
+        .map(|v| v.split(',').filter_map(|n| n.parse().ok()).collect())
+        .unwrap_or_else(|| vec![1, 2, 4, 8]);
+    let wanted: Vec<&str> = ["gossip", "index", "speedup", "work"]
         .into_iter()
         .filter(|w| args.iter().any(|a| a == w))
         .collect();
@@ -430,7 +571,27 @@ fn main() {
         }
     }
     if all || wanted.contains(&"speedup") {
-        println!("cluster speedup, simulated sites with 50 ms actions, {reps} sites:");
-        speedup(reps);
+        let delay = args
+            .iter()
+            .position(|a| a == "--delay")
+            .and_then(|i| args.get(i + 1))
+            .and_then(|v| v.parse::<u64>().ok())
+            .map(|ms| Delay {
+                base: Duration::from_millis(ms),
+                jitter: Duration::from_millis(ms / 4),
+            });
+        match delay {
+            Some(d) => println!(
+                "cluster speedup, simulated sites with 50 ms actions, {reps} sites, {:?} ± {:?} \
+                 on each node's link to the queen:",
+                d.base, d.jitter
+            ),
+            None => println!("cluster speedup, simulated sites with 50 ms actions, {reps} sites:"),
+        }
+        speedup(reps, &counts, delay);
+    }
+    if wanted.contains(&"work") {
+        println!("actions to solve, simulated sites without latency, {reps} sites:");
+        work(reps, &counts);
     }
 }

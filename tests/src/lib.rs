@@ -150,6 +150,7 @@ pub fn run_forager(args: &[&str], limit: Duration) -> Output {
 
 pub mod app;
 pub mod bench;
+pub mod delay;
 pub mod mail;
 pub mod netns;
 pub mod sites;

@@ -222,6 +222,27 @@ impl Lab {
         .map_err(|_| std::io::Error::other("the namespace thread panicked"))?
     }
 
+    /// A relay on host `i` (its address, a port the system picks) to `target`, delaying
+    /// every chunk by `delay` each way: link delay without netem (see
+    /// [`crate::delay::ThreadRelay`]).
+    pub fn delay_relay(
+        &self,
+        i: usize,
+        target: std::net::SocketAddr,
+        delay: crate::delay::Delay,
+    ) -> std::io::Result<crate::delay::ThreadRelay> {
+        let namespace = std::fs::File::open(format!("/proc/{}/ns/net", self.hosts[i].pid()))?;
+        let bind = std::net::SocketAddr::from((Lab::address(i), 0));
+        crate::delay::ThreadRelay::spawn(bind, target, delay, i as u64, move || {
+            use std::os::fd::AsFd;
+            rustix::thread::move_into_link_name_space(
+                namespace.as_fd(),
+                Some(rustix::thread::LinkNameSpaceType::Network),
+            )?;
+            Ok(())
+        })
+    }
+
     /// The pid of the process holding host `i`'s namespace.
     pub fn holder_pid(&self, i: usize) -> u32 {
         self.hosts[i].pid()

@@ -2,7 +2,8 @@
 //! namespace of their own, joined by a bridge (`forager_tests::netns`); the nodes search a
 //! simulated site at a slow pace (`--sim-pace`), so that faults land in the middle of a task:
 //! a link cut for 30 s, a node killed, the queen killed and restarted on its data, a node that
-//! joins late, and, where the kernel has netem, delay and loss on every link. Each test ends
+//! joins late, and delay and loss on every link (netem where the kernel has it; otherwise a
+//! relay that delays the queen's links, without loss). Each test ends
 //! with every task accounted for (one result each, reported once) and every passing result
 //! checked by `forager verify`. Where the machine refuses namespaces, each test says so on
 //! stderr and returns.
@@ -10,6 +11,7 @@
 use forager_protocol::result::{RunResult, Status};
 use forager_simulations::cluster::{SimFactory, sim_task};
 use forager_simulations::site::SiteParams;
+use forager_tests::delay::Delay;
 use forager_tests::netns::Lab;
 use forager_tests::{StartedPeer, forager_binary, start_peer, terminate};
 use std::path::PathBuf;
@@ -124,13 +126,18 @@ impl Cluster {
     }
 
     async fn node(&self, host: usize, queen: &StartedPeer) -> StartedPeer {
+        self.node_via(host, &queen.address).await
+    }
+
+    /// A node bootstrapped to `bootstrap` (the queen's address, or a relay's in front of it).
+    async fn node_via(&self, host: usize, bootstrap: &str) -> StartedPeer {
         let data = self.data(&format!("node{host}"));
         let mut command = self
             .lab
             .peer_command(host, &self.binary, "node", &data, &self.key, PORT);
         command
             .arg("--bootstrap")
-            .arg(&queen.address)
+            .arg(bootstrap)
             .args(["--sim", &SEED.to_string(), "--sim-site", &SITE.to_string()])
             .args(["--sim-pace", PACE_MS]);
         start_peer(command, "node").await
@@ -239,21 +246,53 @@ fn passed(outcome: &(Option<i32>, Option<RunResult>, String)) -> &RunResult {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tasks_pass_with_delay_and_loss_on_every_link() {
     let test = "tasks_pass_with_delay_and_loss_on_every_link";
-    if let Err(why) = Lab::netem_available() {
-        eprintln!("{test}: skipped, {why}");
-        return;
-    }
+    let netem = Lab::netem_available();
     let Some(lab) = lab(4, test) else { return };
-    for host in 0..4 {
-        lab.netem(host, 40, 10, 1.0).expect("netem on every link");
+    let delay = Delay {
+        base: Duration::from_millis(40),
+        jitter: Duration::from_millis(10),
+    };
+    // Without netem (this kernel has no sch_netem), each node reaches the queen through a
+    // relay on the queen's host that delays every chunk, each way; loss is not emulated.
+    let relay = match netem {
+        Ok(()) => {
+            for host in 0..4 {
+                lab.netem(host, 40, 10, 1.0).expect("netem on every link");
+            }
+            None
+        }
+        Err(why) => {
+            eprintln!(
+                "{test}: {why}; the queen's links are delayed by 40 ms ± 10 ms each way \
+                 through a relay instead, without loss"
+            );
+            let target = std::net::SocketAddr::from((Lab::address(0), PORT));
+            Some(
+                lab.delay_relay(0, target, delay)
+                    .expect("a relay on the queen's host"),
+            )
+        }
+    };
+    let cluster = Cluster::new(lab).await;
+    let mut queen = cluster.queen(0, &[]).await;
+    let bootstrap = match &relay {
+        Some(relay) => queen.address.replace(
+            &format!("/tcp/{PORT}/"),
+            &format!("/tcp/{}/", relay.address.port()),
+        ),
+        None => queen.address.clone(),
+    };
+    let mut nodes = Vec::new();
+    for host in 1..=2 {
+        nodes.push(cluster.node_via(host, &bootstrap).await);
     }
-    let (cluster, mut queen, mut nodes) = Cluster::start(lab, 2).await;
     let first = cluster.submit(3, &queen, 400);
     let second = cluster.submit(3, &queen, 401);
     passed(&first.await.expect("first"));
     passed(&second.await.expect("second"));
     cluster.account_for_every_task(2);
     Cluster::stop(&mut queen, &mut nodes).await;
+    drop(relay);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
