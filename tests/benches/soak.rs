@@ -65,29 +65,25 @@ struct Phase {
     memory: Vec<Memory>,
 }
 
-fn rss_kb(pid: u32) -> u64 {
-    std::fs::read_to_string(format!("/proc/{pid}/status"))
+/// A `Name:   1234 kB` figure of a file under `/proc/<pid>/`, in kB (0 when unreadable).
+fn proc_kb(pid: u32, file: &str, name: &str) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/{file}"))
         .ok()
-        .and_then(|status| {
-            status
-                .lines()
-                .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|text| {
+            text.lines()
+                .find_map(|l| l.strip_prefix(name))
                 .and_then(|v| v.split_whitespace().next()?.parse().ok())
         })
         .unwrap_or(0)
 }
 
+fn rss_kb(pid: u32) -> u64 {
+    proc_kb(pid, "status", "VmRSS:")
+}
+
 /// A process's proportional set size (shared pages divided among their users), in kB.
 fn pss_kb(pid: u32) -> u64 {
-    std::fs::read_to_string(format!("/proc/{pid}/smaps_rollup"))
-        .ok()
-        .and_then(|rollup| {
-            rollup
-                .lines()
-                .find_map(|l| l.strip_prefix("Pss:"))
-                .and_then(|v| v.split_whitespace().next()?.parse().ok())
-        })
-        .unwrap_or(0)
+    proc_kb(pid, "smaps_rollup", "Pss:")
 }
 
 fn folder_bytes(path: &Path) -> u64 {
