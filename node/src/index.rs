@@ -11,8 +11,13 @@
 //! A replica belongs to one embedder (its vectors' space): announcements of another are
 //! refused (`IndexError::OtherEmbedder`), and entries of another found in an old log are
 //! skipped. Only successes enter the HNSW graph, since the memory recalls successes (every
-//! rollout of a task shares its goal's vector, so failures would crowd them out); every
-//! entry is kept for peers that sync.
+//! rollout of a task shares its goal's vector, so failures would crowd them out).
+//!
+//! Retention: successes are the memory and are all kept; failed rollouts are kept for peers
+//! that sync only up to [`Retention::failures`], the oldest dropped first (from memory at
+//! once, from the log when it is compacted). The log is rewritten with what is held when
+//! more than half of it is dropped entries (at open, and while running), so neither memory
+//! nor disk grows with the failures of every task a node ever ran.
 
 use crate::memory::{Recall, Recalled};
 use dashmap::DashMap;
@@ -22,6 +27,7 @@ use forager_protocol::trajectory::TrajectoryVector;
 use forager_protocol::wire::{Announcement, EmbedderId, SyncPage, SyncRequest, TraceStep};
 use hnsw_rs::anndists::dist::DistDot;
 use hnsw_rs::hnsw::Hnsw;
+use std::collections::{BTreeSet, VecDeque};
 use std::io::{BufReader, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -31,6 +37,27 @@ use std::sync::atomic::{AtomicU64, Ordering};
 pub const LOG_FILE: &str = "index.log";
 /// Entries per sync page (about 1.3 KB each, well under the frame limit).
 pub const SYNC_PAGE: u32 = 256;
+
+/// What a replica keeps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Retention {
+    /// Failed rollouts held at most (the newest); successes are all kept.
+    pub failures: usize,
+    /// Dropped bytes the log may hold before it is compacted, beyond as many as it holds
+    /// live (a small log is not rewritten for a few dropped entries).
+    pub slack_bytes: u64,
+}
+
+impl Default for Retention {
+    /// 4,096 failed rollouts (about 6 MB of memory with 384-d vectors); compaction once the
+    /// dropped part passes the live part plus 4 MiB.
+    fn default() -> Retention {
+        Retention {
+            failures: 4096,
+            slack_bytes: 4 << 20,
+        }
+    }
+}
 
 /// Why the replica could not be opened or written.
 #[derive(Debug, thiserror::Error)]
@@ -61,6 +88,26 @@ pub struct Entry {
     pub signed: Signed<Announcement>,
     /// Its vector.
     pub vector: TrajectoryVector,
+    /// Its record's size in the log (length prefix included).
+    record_bytes: u64,
+}
+
+/// The log on disk and what of it is live.
+#[derive(Debug)]
+struct Log {
+    path: PathBuf,
+    file: std::fs::File,
+    /// Bytes of the file.
+    bytes: u64,
+    /// Bytes of records no longer held (dropped failures, other embedders' entries).
+    dead_bytes: u64,
+}
+
+/// Which entries are held, in local order, and which of them are failures (oldest first).
+#[derive(Debug, Default)]
+struct Held {
+    ids: BTreeSet<u64>,
+    failures: VecDeque<u64>,
 }
 
 /// The replica. Shared (`Arc`) between the task inserting gossip and the searches querying it;
@@ -70,7 +117,11 @@ pub struct Replica {
     entries: DashMap<u64, Entry>,
     seen: DashMap<([u8; 32], u64), u64>,
     next: AtomicU64,
-    log: Option<(PathBuf, Mutex<std::fs::File>)>,
+    // Plain mutexes: nothing awaits under them. Lock order: `log`, then `held`.
+    held: Mutex<Held>,
+    log: Option<Mutex<Log>>,
+    retention: Retention,
+    dropped: AtomicU64,
     embedder: EmbedderId,
 }
 
@@ -88,6 +139,15 @@ fn graph(capacity: usize) -> Hnsw<'static, f32, DistDot> {
     Hnsw::new(16, capacity.max(1024), 16, 100, DistDot {})
 }
 
+/// One log record: the length prefix and the frame.
+fn record(signed: &Signed<Announcement>) -> Result<Vec<u8>, codec::CodecError> {
+    let frame = codec::encode(signed)?;
+    let mut record = Vec::with_capacity(frame.len() + 4);
+    record.extend_from_slice(&(frame.len() as u32).to_be_bytes());
+    record.extend_from_slice(&frame);
+    Ok(record)
+}
+
 impl Replica {
     /// An in-memory replica (nothing persisted) of `embedder`'s vectors.
     pub fn in_memory(capacity: usize, embedder: EmbedderId) -> Replica {
@@ -96,9 +156,19 @@ impl Replica {
             entries: DashMap::new(),
             seen: DashMap::new(),
             next: AtomicU64::new(1),
+            held: Mutex::new(Held::default()),
             log: None,
+            retention: Retention::default(),
+            dropped: AtomicU64::new(0),
             embedder,
         }
+    }
+
+    /// The same replica, keeping what `retention` says from now on.
+    pub fn with_retention(mut self, retention: Retention) -> Replica {
+        self.retention = retention;
+        self.enforce_retention();
+        self
     }
 
     /// The embedder whose vectors it holds.
@@ -106,9 +176,21 @@ impl Replica {
         &self.embedder
     }
 
-    /// Opens (or creates) the replica persisted in `dir`, rebuilding it from its log; entries
-    /// of another embedder stay in the log but are not loaded.
+    /// Opens (or creates) the replica persisted in `dir`, rebuilding it from its log with the
+    /// default [`Retention`]; see [`Replica::open_with`].
     pub fn open(dir: &Path, capacity: usize, embedder: EmbedderId) -> Result<Replica, IndexError> {
+        Replica::open_with(dir, capacity, embedder, Retention::default())
+    }
+
+    /// Opens (or creates) the replica persisted in `dir`, rebuilding it from its log; entries
+    /// of another embedder and failures beyond `retention` are not loaded, and the log is
+    /// compacted when they are more than half of it.
+    pub fn open_with(
+        dir: &Path,
+        capacity: usize,
+        embedder: EmbedderId,
+        retention: Retention,
+    ) -> Result<Replica, IndexError> {
         let path = dir.join(LOG_FILE);
         let io = |source| IndexError::Io {
             path: path.clone(),
@@ -123,6 +205,7 @@ impl Replica {
             .open(&path)
             .map_err(io)?;
         let mut replica = Replica::in_memory(capacity, embedder);
+        replica.retention = retention;
         let mut good = 0u64;
         {
             let mut reader = BufReader::new(&mut file);
@@ -143,7 +226,8 @@ impl Replica {
                 else {
                     break;
                 };
-                good += 4 + length as u64;
+                let record_bytes = 4 + length as u64;
+                good += record_bytes;
                 if signed.value.embedder != replica.embedder {
                     continue;
                 }
@@ -153,7 +237,7 @@ impl Replica {
                 ) else {
                     continue;
                 };
-                replica.insert_unlogged(signed, vector);
+                replica.insert_unlogged(signed, vector, record_bytes);
             }
         }
         // Cut a torn tail so that the next append starts on a record boundary.
@@ -162,8 +246,100 @@ impl Replica {
             file.set_len(good).map_err(io)?;
             file.seek(SeekFrom::End(0)).map_err(io)?;
         }
-        replica.log = Some((path, Mutex::new(file)));
+        let live: u64 = replica.entries.iter().map(|e| e.record_bytes).sum();
+        replica.log = Some(Mutex::new(Log {
+            path,
+            file,
+            bytes: good,
+            dead_bytes: good - live,
+        }));
+        replica.compact_if_due()?;
         Ok(replica)
+    }
+
+    /// Failed rollouts dropped so far by the retention (this process).
+    pub fn dropped(&self) -> u64 {
+        self.dropped.load(Ordering::Relaxed)
+    }
+
+    /// The log's size on disk, if it has one.
+    pub fn log_bytes(&self) -> Option<u64> {
+        let log = self.log.as_ref()?;
+        Some(log.lock().unwrap_or_else(|p| p.into_inner()).bytes)
+    }
+
+    /// Drops the oldest failures beyond the retention; returns the bytes their records held.
+    fn enforce_retention(&self) -> u64 {
+        let mut freed = 0;
+        let mut held = self.held.lock().unwrap_or_else(|p| p.into_inner());
+        while held.failures.len() > self.retention.failures {
+            let Some(id) = held.failures.pop_front() else {
+                break;
+            };
+            held.ids.remove(&id);
+            if let Some((_, entry)) = self.entries.remove(&id) {
+                // Forgotten whole: a peer that sends it again adds it as new.
+                self.seen
+                    .remove(&(*entry.signed.signer.as_bytes(), entry.signed.value.sequence));
+                freed += entry.record_bytes;
+                self.dropped.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+        freed
+    }
+
+    /// Rewrites the log with the entries held, when the dropped ones are more than the live
+    /// ones plus the slack: a new file beside it, synced, then renamed over it.
+    fn compact_if_due(&self) -> Result<(), IndexError> {
+        let Some(log) = &self.log else {
+            return Ok(());
+        };
+        let mut log = log.lock().unwrap_or_else(|p| p.into_inner());
+        let live = log.bytes - log.dead_bytes;
+        if log.dead_bytes <= live + self.retention.slack_bytes {
+            return Ok(());
+        }
+        let path = log.path.clone();
+        let io = |source| IndexError::Io {
+            path: path.clone(),
+            source,
+        };
+        let ids: Vec<u64> = {
+            let held = self.held.lock().unwrap_or_else(|p| p.into_inner());
+            held.ids.iter().copied().collect()
+        };
+        let partial = path.with_extension("log.partial");
+        let mut bytes = 0u64;
+        {
+            let file = std::fs::File::create(&partial).map_err(io)?;
+            let mut writer = std::io::BufWriter::new(file);
+            for id in ids {
+                let Some(entry) = self.entries.get(&id) else {
+                    continue;
+                };
+                let record = record(&entry.signed).map_err(|e| {
+                    io(std::io::Error::new(
+                        std::io::ErrorKind::InvalidData,
+                        e.to_string(),
+                    ))
+                })?;
+                writer.write_all(&record).map_err(io)?;
+                bytes += record.len() as u64;
+            }
+            let file = writer.into_inner().map_err(|e| io(e.into_error()))?;
+            file.sync_all().map_err(io)?;
+        }
+        std::fs::rename(&partial, &path).map_err(io)?;
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .append(true)
+            .open(&path)
+            .map_err(io)?;
+        tracing::info!(path = %path.display(), before = log.bytes, after = bytes, "compacted the index log");
+        log.file = file;
+        log.bytes = bytes;
+        log.dead_bytes = 0;
+        Ok(())
     }
 
     /// Number of entries.
@@ -182,22 +358,40 @@ impl Replica {
             .contains_key(&(*signed.signer.as_bytes(), signed.value.sequence))
     }
 
+    /// Holds an entry; returns its number (`None`: held already) and the log bytes the
+    /// retention freed.
     fn insert_unlogged(
         &self,
         signed: Signed<Announcement>,
         vector: TrajectoryVector,
-    ) -> Option<u64> {
+        record_bytes: u64,
+    ) -> (Option<u64>, u64) {
         let key = (*signed.signer.as_bytes(), signed.value.sequence);
         if self.seen.contains_key(&key) {
-            return None;
+            return (None, 0);
         }
         let id = self.next.fetch_add(1, Ordering::SeqCst);
         self.seen.insert(key, id);
-        if signed.value.success {
+        let success = signed.value.success;
+        if success {
             self.graph.insert_slice((vector.as_slice(), id as usize));
         }
-        self.entries.insert(id, Entry { signed, vector });
-        Some(id)
+        self.entries.insert(
+            id,
+            Entry {
+                signed,
+                vector,
+                record_bytes,
+            },
+        );
+        {
+            let mut held = self.held.lock().unwrap_or_else(|p| p.into_inner());
+            held.ids.insert(id);
+            if !success {
+                held.failures.push_back(id);
+            }
+        }
+        (Some(id), self.enforce_retention())
     }
 
     /// Inserts a validated announcement (persisting it first); returns its local number, or
@@ -216,22 +410,36 @@ impl Replica {
                 found: Box::new(signed.value.embedder.clone()),
             });
         }
-        if let Some((path, file)) = &self.log {
-            let frame = codec::encode(&signed).map_err(|e| IndexError::Io {
-                path: path.clone(),
+        let Some(log) = &self.log else {
+            return Ok(self.insert_unlogged(signed, vector, 0).0);
+        };
+        let inserted = {
+            // No await under this lock: a plain mutex serialises appends, and an entry is
+            // held only once its record is in the log.
+            let mut log = log.lock().unwrap_or_else(|p| p.into_inner());
+            let record = record(&signed).map_err(|e| IndexError::Io {
+                path: log.path.clone(),
                 source: std::io::Error::new(std::io::ErrorKind::InvalidData, e.to_string()),
             })?;
-            let mut record = Vec::with_capacity(frame.len() + 4);
-            record.extend_from_slice(&(frame.len() as u32).to_be_bytes());
-            record.extend_from_slice(&frame);
-            // No await under this lock: a plain mutex serialises appends.
-            let mut file = file.lock().unwrap_or_else(|p| p.into_inner());
-            file.write_all(&record).map_err(|source| IndexError::Io {
-                path: path.clone(),
-                source,
-            })?;
-        }
-        Ok(self.insert_unlogged(signed, vector))
+            if let Err(source) = log.file.write_all(&record) {
+                return Err(IndexError::Io {
+                    path: log.path.clone(),
+                    source,
+                });
+            }
+            log.bytes += record.len() as u64;
+            let (inserted, freed) = self.insert_unlogged(signed, vector, record.len() as u64);
+            // A copy that raced in meanwhile leaves its record dead at once.
+            log.dead_bytes += freed
+                + if inserted.is_none() {
+                    record.len() as u64
+                } else {
+                    0
+                };
+            inserted
+        };
+        self.compact_if_due()?;
+        Ok(inserted)
     }
 
     /// The `k` successful entries nearest to a unit query vector: (local number, cosine
@@ -254,19 +462,28 @@ impl Replica {
 
     /// A page of entries after a watermark, in local order.
     pub fn page(&self, request: &SyncRequest) -> SyncPage {
-        let limit = request.limit.clamp(1, SYNC_PAGE) as u64;
-        let last = self.next.load(Ordering::SeqCst);
-        let mut entries = Vec::new();
-        let mut id = request.after.saturating_add(1);
-        while id < last && (entries.len() as u64) < limit {
+        let limit = request.limit.clamp(1, SYNC_PAGE) as usize;
+        // One more than the page, to tell whether there is a next one.
+        let ids: Vec<u64> = {
+            let held = self.held.lock().unwrap_or_else(|p| p.into_inner());
+            held.ids
+                .range(request.after.saturating_add(1)..)
+                .take(limit + 1)
+                .copied()
+                .collect()
+        };
+        let more = ids.len() > limit;
+        let mut entries = Vec::with_capacity(limit);
+        let mut last = request.after;
+        for id in ids.into_iter().take(limit) {
+            last = id;
             if let Some(entry) = self.entries.get(&id) {
                 entries.push(entry.signed.clone());
             }
-            id += 1;
         }
         SyncPage {
             entries,
-            next: (id < last).then_some(id - 1),
+            next: more.then_some(last),
         }
     }
 }
@@ -374,6 +591,103 @@ mod tests {
                 .expect("again")
                 .len(),
             11
+        );
+    }
+
+    fn failure(
+        identity: &NodeIdentity,
+        sequence: u64,
+        seed: usize,
+    ) -> (Signed<Announcement>, TrajectoryVector) {
+        let (signed, vector) = entry(identity, sequence, seed);
+        let mut announcement = signed.value;
+        announcement.success = false;
+        announcement.reward = 0.2;
+        let signed =
+            Signed::new(identity.signing_key(), Domain::Announcement, announcement).expect("signs");
+        (signed, vector)
+    }
+
+    #[test]
+    fn failures_beyond_the_retention_leave_memory_and_the_log() {
+        let dir = tempfile::tempdir().expect("dir");
+        let identity = NodeIdentity::generate();
+        let retention = Retention {
+            failures: 50,
+            slack_bytes: 0,
+        };
+        let log = dir.path().join(LOG_FILE);
+        {
+            let replica = Replica::open_with(dir.path(), 100, ngram(), retention).expect("opens");
+            // 10 successes among 400 failures, interleaved.
+            for i in 0..410u64 {
+                let (signed, vector) = if i % 41 == 0 {
+                    entry(&identity, i, i as usize)
+                } else {
+                    failure(&identity, i, i as usize)
+                };
+                replica.insert(signed, vector).expect("inserts");
+            }
+            assert_eq!(replica.len(), 60, "10 successes and the newest 50 failures");
+            assert_eq!(replica.dropped(), 350);
+            // Compacted while running: the log holds about what is held, not 410 records.
+            let bytes = std::fs::metadata(&log).expect("log").len();
+            assert_eq!(replica.log_bytes(), Some(bytes));
+            let one = record(&failure(&identity, 409, 409).0)
+                .expect("encodes")
+                .len() as u64;
+            // Compaction starts when the dropped part passes the live part: at most twice the
+            // live records (and one more) stay on disk, against 410 appended.
+            assert!(bytes <= (2 * 60 + 1) * one, "{bytes} bytes, {one} a record");
+            // The newest failure is held, the oldest is not; every success is.
+            let held: Vec<u64> = {
+                let mut after = 0;
+                let mut sequences = Vec::new();
+                loop {
+                    let page = replica.page(&SyncRequest {
+                        after,
+                        limit: 7,
+                        embedder: ngram(),
+                    });
+                    sequences.extend(page.entries.iter().map(|e| e.value.sequence));
+                    match page.next {
+                        Some(next) => after = next,
+                        None => break,
+                    }
+                }
+                sequences
+            };
+            assert_eq!(held.len(), 60);
+            assert!(
+                held.windows(2).all(|w| w[0] < w[1]),
+                "local order: {held:?}"
+            );
+            assert!(held.contains(&409) && !held.contains(&1));
+            assert!((0..410).step_by(41).all(|s| held.contains(&s)));
+            // A dropped failure sent again is new to it (and the oldest goes instead).
+            let (again, vector) = failure(&identity, 1, 1);
+            assert!(replica.insert(again, vector).expect("inserts").is_some());
+            assert_eq!(replica.len(), 60);
+        }
+        let reopened = Replica::open_with(dir.path(), 100, ngram(), retention).expect("reopens");
+        assert_eq!(reopened.len(), 60);
+        // A smaller retention at open drops more, and compacts the log at once.
+        drop(reopened);
+        let before = std::fs::metadata(&log).expect("log").len();
+        let smaller = Retention {
+            failures: 5,
+            slack_bytes: 0,
+        };
+        let reopened = Replica::open_with(dir.path(), 100, ngram(), smaller).expect("reopens");
+        assert_eq!(reopened.len(), 15);
+        let after = std::fs::metadata(&log).expect("log").len();
+        assert!(after * 3 < before, "{before} -> {after}");
+        drop(reopened);
+        assert_eq!(
+            Replica::open_with(dir.path(), 100, ngram(), smaller)
+                .expect("again")
+                .len(),
+            15
         );
     }
 

@@ -57,6 +57,8 @@ pub struct NodeSnapshot {
     pub gossip: GossipCounters,
     /// Trajectories in the replica.
     pub replica_entries: u64,
+    /// Failed rollouts the replica's retention dropped.
+    pub replica_dropped: u64,
     /// Chromium launches (1 + restarts); `None` for a simulated node.
     pub browser_launches: Option<u64>,
 }
@@ -124,6 +126,13 @@ pub fn encode_node(worker: &WorkerMetrics, snapshot: &NodeSnapshot) -> String {
         "Trajectories in this node's replica of the shared index",
         entries,
     );
+    let dropped = Counter::<u64>::default();
+    dropped.inc_by(snapshot.replica_dropped);
+    registry.register(
+        "replica_dropped",
+        "Failed rollouts dropped from the replica by its retention",
+        dropped,
+    );
     if let Some(launches) = snapshot.browser_launches {
         let restarts = Counter::<u64>::default();
         restarts.inc_by(launches.saturating_sub(1));
@@ -155,6 +164,7 @@ mod tests {
         worker.add_branch(7, 3, &counters);
         let mut snapshot = NodeSnapshot {
             replica_entries: 12,
+            replica_dropped: 3,
             browser_launches: Some(3),
             ..NodeSnapshot::default()
         };
@@ -170,6 +180,7 @@ mod tests {
             "forager_node_gossip_accepted_total 5",
             "forager_node_gossip_rejected_total{reason=\"bad_signature\"} 4",
             "forager_node_replica_entries 12",
+            "forager_node_replica_dropped_total 3",
             "forager_node_browser_restarts_total 2",
         ] {
             assert!(text.lines().any(|l| l == line), "{line} missing in\n{text}");

@@ -17,9 +17,9 @@ use crate::environment::Candidate;
 use crate::goal::{GoalReading, words_of};
 use crate::model::SentenceModel;
 use forager_protocol::action::FieldValue;
-use forager_protocol::observation::{Element, Observation, PageValueKind};
+use forager_protocol::observation::{Element, Observation, PageValueKind, ScrollPosition};
 use forager_protocol::risk::{self, ActionShape, RiskContext};
-use forager_protocol::{Action, FillValue, RiskClass, Target};
+use forager_protocol::{Action, FillValue, RiskClass, ScrollEdge, Target};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -588,6 +588,57 @@ fn leaves_page(href: &str, page: &str) -> bool {
     }
 }
 
+/// Boxes of text scrolled to their end (or back to their start): a page may unlock a form at
+/// the end of an agreement, or check what was read. A goal that asks to scroll ranks them
+/// first, the end it names above the other; otherwise the end is a long shot and the start
+/// a longer one (a box is seldom read backwards).
+fn scroll_candidates(observation: &Observation, goal: &str) -> Vec<(Candidate<Action>, f64)> {
+    let words = padded_words(goal);
+    let says = |phrases: &[&str]| phrases.iter().any(|p| words.contains(&format!(" {p} ")));
+    let asks_scroll = says(&["scroll", "scrolled", "scrolling"]);
+    let mut candidates = Vec::new();
+    for scrollable in &observation.scrollables {
+        for to in [ScrollEdge::Bottom, ScrollEdge::Top] {
+            let there = matches!(
+                (to, scrollable.at),
+                (ScrollEdge::Bottom, ScrollPosition::Bottom)
+                    | (ScrollEdge::Top, ScrollPosition::Top)
+            );
+            if there {
+                continue;
+            }
+            let named = match to {
+                ScrollEdge::Bottom => says(&["bottom", "end"]),
+                ScrollEdge::Top => says(&["top", "beginning", "start"]),
+            };
+            let affinity = match (asks_scroll, named, to) {
+                (true, true, _) => 1.2,
+                (true, false, _) => 0.3,
+                (false, _, ScrollEdge::Bottom) => 0.1,
+                (false, _, ScrollEdge::Top) => 0.02,
+            };
+            candidates.push((
+                Candidate {
+                    action: Action::Scroll {
+                        target: Target {
+                            locators: scrollable.locators.clone(),
+                            role: scrollable.role.clone(),
+                            name: scrollable.name.clone(),
+                        },
+                        to,
+                    },
+                    prior: 0.0,
+                    risk: RiskClass::ReadOnly,
+                    key: 0,
+                    target: None,
+                },
+                affinity,
+            ));
+        }
+    }
+    candidates
+}
+
 fn target_of(element: &Element) -> Target {
     Target {
         locators: element.locators.clone(),
@@ -927,6 +978,8 @@ impl<E: Embedder> Policy for DefaultPolicy<E> {
 
         let best_action = scored.iter().map(|(_, a)| *a).fold(0.0, f64::max);
         scored.extend(check);
+        // After the value hint's best action, like `check`: a scroll says nothing of the page.
+        scored.extend(scroll_candidates(observation, &task.goal));
         let headings: Vec<&str> = observation
             .snapshot
             .iter()
@@ -1270,6 +1323,7 @@ mod tests {
             forms: vec![],
             validation_errors: vec![],
             values: vec![],
+            scrollables: vec![],
             fingerprint: Fingerprint([0; 16]),
         }
     }
@@ -1284,6 +1338,72 @@ mod tests {
                 .collect(),
             allowed_origins: vec!["http://127.0.0.1:1".into()],
         }
+    }
+
+    #[test]
+    fn a_goal_that_asks_to_scroll_ranks_the_end_it_names_first() {
+        let policy = DefaultPolicy::default();
+        let mut observation = page(vec![element("button", "Submit")]);
+        let scrollable = |at| forager_protocol::observation::Scrollable {
+            name: "text area".into(),
+            role: "textbox".into(),
+            locators: vec![Locator::Css("#text-area".into())],
+            at,
+        };
+        observation.scrollables = vec![scrollable(ScrollPosition::Middle)];
+        let scrolls = |proposals: &Proposals| -> Vec<(ScrollEdge, f64)> {
+            proposals
+                .candidates
+                .iter()
+                .filter_map(|c| match &c.action {
+                    Action::Scroll { to, .. } => Some((*to, c.prior)),
+                    _ => None,
+                })
+                .collect()
+        };
+        let submit_prior = |proposals: &Proposals| {
+            proposals
+                .candidates
+                .iter()
+                .find(|c| matches!(c.action, Action::Click { .. }))
+                .map(|c| c.prior)
+                .expect("the button")
+        };
+        let asked = policy.propose(
+            &observation,
+            &task(
+                "Scroll the textarea to the top of the text hit submit.",
+                &[],
+            ),
+        );
+        let asked = scrolls(&asked);
+        assert_eq!(asked.len(), 2, "both ends: {asked:?}");
+        let prior = |to| {
+            asked
+                .iter()
+                .find(|(t, _)| *t == to)
+                .map(|(_, p)| *p)
+                .unwrap_or(0.0)
+        };
+        assert!(
+            prior(ScrollEdge::Top) > 2.0 * prior(ScrollEdge::Bottom),
+            "{asked:?}"
+        );
+        // Not asked: the end is a long shot below the page's controls.
+        let plain = policy.propose(&observation, &task("Press Submit", &[]));
+        let bottom = scrolls(&plain)
+            .into_iter()
+            .find(|(t, _)| *t == ScrollEdge::Bottom)
+            .map(|(_, p)| p)
+            .expect("offered");
+        assert!(bottom < submit_prior(&plain), "{bottom}");
+        // A box at its end is not scrolled there again; its keys differ by end.
+        observation.scrollables = vec![scrollable(ScrollPosition::Bottom)];
+        let at_end = policy.propose(&observation, &task("Scroll to the bottom", &[]));
+        assert_eq!(
+            scrolls(&at_end).iter().map(|(t, _)| *t).collect::<Vec<_>>(),
+            vec![ScrollEdge::Top]
+        );
     }
 
     #[test]

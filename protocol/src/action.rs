@@ -148,6 +148,35 @@ pub enum Action {
     Back,
     /// Declare the task finished.
     Done,
+    // Added last: the variants before keep their encodings (signed artifacts stay valid).
+    /// Scroll a box of text (a text area, a scrolling panel) to its top or bottom: what an
+    /// agreement that unlocks at its end, or a page that checks what was read, reacts to. A
+    /// box of controls needs none: clicking a control scrolls it into view.
+    Scroll {
+        /// The box.
+        target: Target,
+        /// Where to.
+        to: ScrollEdge,
+    },
+}
+
+/// An end of a scrolling box.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum ScrollEdge {
+    /// Its start.
+    Top,
+    /// Its end.
+    Bottom,
+}
+
+impl ScrollEdge {
+    /// `top` or `bottom`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ScrollEdge::Top => "top",
+            ScrollEdge::Bottom => "bottom",
+        }
+    }
 }
 
 impl Action {
@@ -162,6 +191,7 @@ impl Action {
             Action::FillForm { submit: None, .. } => ActionShape::Fill { enter: true },
             Action::Select { .. } => ActionShape::Select,
             Action::Check { .. } => ActionShape::Click,
+            Action::Scroll { .. } => ActionShape::Scroll,
             Action::Press { key } => ActionShape::Press {
                 enter: key.eq_ignore_ascii_case("enter"),
             },
@@ -176,7 +206,8 @@ impl Action {
         match self {
             Action::Click { target }
             | Action::Fill { target, .. }
-            | Action::Select { target, .. } => Some(target),
+            | Action::Select { target, .. }
+            | Action::Scroll { target, .. } => Some(target),
             Action::FillForm {
                 submit: Some(target),
                 ..
@@ -192,7 +223,8 @@ impl Action {
         match self {
             Action::Click { target }
             | Action::Fill { target, .. }
-            | Action::Select { target, .. } => vec![target],
+            | Action::Select { target, .. }
+            | Action::Scroll { target, .. } => vec![target],
             Action::FillForm { fields, submit } => fields
                 .iter()
                 .map(|f| &f.target)
@@ -263,6 +295,9 @@ impl Action {
                 let names: Vec<String> = targets.iter().map(|t| format!("{:?}", t.name)).collect();
                 format!("check {}", names.join(", "))
             }
+            Action::Scroll { target, to } => {
+                format!("scroll {:?} to the {}", target.name, to.as_str())
+            }
             Action::Press { key } => format!("press {key}"),
             Action::Navigate { url } => format!("navigate {url}"),
             Action::Back => "back".to_owned(),
@@ -303,6 +338,13 @@ mod tests {
         };
         assert_eq!(press.shape(), ActionShape::Press { enter: true });
         assert!(Action::Back.target().is_none());
+        let scroll = Action::Scroll {
+            target: target("Agreement"),
+            to: ScrollEdge::Bottom,
+        };
+        assert_eq!(scroll.shape(), ActionShape::Scroll);
+        assert_eq!(scroll.label(), "scroll \"Agreement\" to the bottom");
+        assert_eq!(scroll.targets().len(), 1);
         assert_eq!(fill.target().map(|t| t.name.as_str()), Some("Email"));
     }
 }

@@ -87,6 +87,32 @@ pub enum PageValueKind {
     Paragraph,
 }
 
+/// A box of text that scrolls (a text area, a scrolling panel of text), which a scroll action
+/// can move to its top or bottom.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Scrollable {
+    /// Its accessible name, or words of its class or id, or the text before it.
+    pub name: String,
+    /// Its role (`textbox`, `region`).
+    pub role: String,
+    /// Ranked locators, CSS first.
+    pub locators: Vec<Locator>,
+    /// Where it stands.
+    pub at: ScrollPosition,
+}
+
+/// Where a scrolling box stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ScrollPosition {
+    /// At its start.
+    Top,
+    /// Between its ends.
+    Middle,
+    /// At its end.
+    Bottom,
+}
+
 /// A dialog the page opened.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Dialog {
@@ -123,6 +149,9 @@ pub struct Observation {
     /// Values the page shows that a fill could use (bounded).
     #[serde(default)]
     pub values: Vec<PageValue>,
+    /// Boxes of text that scroll (bounded).
+    #[serde(default)]
+    pub scrollables: Vec<Scrollable>,
     /// The state's identity.
     pub fingerprint: Fingerprint,
 }

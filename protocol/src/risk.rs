@@ -105,6 +105,8 @@ pub enum ActionShape {
     },
     /// Choosing an option of a select.
     Select,
+    /// Scrolling a box.
+    Scroll,
     /// A key press; `enter` if the key is Enter.
     Press {
         /// Whether the key is Enter.
@@ -341,6 +343,7 @@ pub fn classify(shape: ActionShape, context: &RiskContext<'_>) -> RiskClass {
         ActionShape::Navigate
         | ActionShape::Back
         | ActionShape::Select
+        | ActionShape::Scroll
         | ActionShape::Done
         | ActionShape::DismissDialog => RiskClass::ReadOnly,
         ActionShape::Fill { enter: false } | ActionShape::Press { enter: false } => {

@@ -67,6 +67,7 @@ pub fn is_submit_shaped(shape: ActionShape, accessible_name: &str) -> bool {
         ActionShape::Fill { enter: false }
         | ActionShape::Press { enter: false }
         | ActionShape::Select
+        | ActionShape::Scroll
         | ActionShape::DismissDialog
         | ActionShape::Done => false,
         ActionShape::Click => starts_with_commit_verb(accessible_name),

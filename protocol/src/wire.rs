@@ -1153,6 +1153,14 @@ pub(crate) mod tests {
             text().prop_map(|url| Action::Navigate { url }),
             Just(Action::Back),
             Just(Action::Done),
+            (target(), any::<bool>()).prop_map(|(target, bottom)| Action::Scroll {
+                target,
+                to: if bottom {
+                    crate::action::ScrollEdge::Bottom
+                } else {
+                    crate::action::ScrollEdge::Top
+                }
+            }),
         ]
     }
 

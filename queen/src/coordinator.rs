@@ -58,6 +58,9 @@ pub struct QueenConfig {
     pub keep_all: bool,
     /// What the queen counts for `--metrics` (clones share the counters).
     pub metrics: crate::metrics::QueenMetrics,
+    /// Ended tasks kept in memory (the newest), for `status`, the overview and the nodes'
+    /// distrust; older ones are answered from their folders on disk.
+    pub ended_in_memory: usize,
 }
 
 impl QueenConfig {
@@ -71,9 +74,13 @@ impl QueenConfig {
             signing_key: None,
             keep_all: false,
             metrics: crate::metrics::QueenMetrics::default(),
+            ended_in_memory: DEFAULT_ENDED_IN_MEMORY,
         }
     }
 }
+
+/// Ended tasks a queen keeps in memory by default: a few KB each.
+pub const DEFAULT_ENDED_IN_MEMORY: usize = 256;
 
 enum Command {
     Submit {
@@ -331,6 +338,7 @@ pub fn start(network: Network, events: mpsc::Receiver<NetworkEvent>, config: Que
         listening: HashMap::new(),
         started: Instant::now(),
         tasks: HashMap::new(),
+        ended: EndedTasks::default(),
         internal,
     };
     // Fire-and-forget by design: the actor ends on `Queen::shutdown` (which waits for it to
@@ -349,9 +357,47 @@ struct Actor {
     listening: HashMap<PeerId, Vec<libp2p::Multiaddr>>,
     /// When the queen started (its uptime in the overview).
     started: Instant,
+    /// Tasks still running, or ended with files, releases or node requests still out.
     tasks: HashMap<TaskId, TaskRun>,
+    /// Tasks ended and settled, newest last (bounded by `ended_in_memory`).
+    ended: EndedTasks,
     internal: mpsc::Sender<Internal>,
 }
+
+/// What remains of a task once it ended and nothing of it is in flight: what `status`, the
+/// overview and the distrust count need. The rest (trees, branches, transpositions) is on
+/// disk in its journal and dropped from memory.
+#[derive(Debug)]
+struct Ended {
+    result: RunResult,
+    overview: TaskOverview,
+    started: Instant,
+    distrusted: Vec<PeerId>,
+    dir: PathBuf,
+}
+
+/// The ended tasks kept in memory, oldest dropped first.
+#[derive(Debug, Default)]
+struct EndedTasks {
+    tasks: HashMap<TaskId, Ended>,
+    order: VecDeque<TaskId>,
+}
+
+impl EndedTasks {
+    fn insert(&mut self, id: TaskId, ended: Ended, capacity: usize) {
+        if self.tasks.insert(id, ended).is_none() {
+            self.order.push_back(id);
+        }
+        while self.order.len() > capacity {
+            if let Some(oldest) = self.order.pop_front() {
+                self.tasks.remove(&oldest);
+            }
+        }
+    }
+}
+
+/// The largest `result.json` read back from disk.
+const MAX_RESULT_BYTES: u64 = 16 << 20;
 
 impl Actor {
     async fn run(
@@ -389,6 +435,7 @@ impl Actor {
             }
             self.schedule(&mut requests);
             self.start_writing(&mut writers);
+            self.retire_settled();
         };
         requests.shutdown().await;
         // Nothing is lost on a stop: the artifacts of finished tasks are written first.
@@ -427,6 +474,50 @@ impl Actor {
                         run.writing = false;
                     }
                 }
+            }
+        }
+    }
+
+    /// Moves the tasks that ended and have nothing in flight (files written, nodes released,
+    /// no request out) out of the live table: memory does not grow with every task run.
+    fn retire_settled(&mut self) {
+        let settled: Vec<TaskId> = self
+            .tasks
+            .values()
+            .filter(|run| run.settled())
+            .map(|run| run.id)
+            .collect();
+        for id in settled {
+            let Some(run) = self.tasks.remove(&id) else {
+                continue;
+            };
+            let Some(ended) = run.into_ended() else {
+                continue;
+            };
+            self.ended
+                .insert(id, ended, self.config.ended_in_memory.max(1));
+        }
+    }
+
+    /// The folder of a task, known or not.
+    fn task_dir(&self, task: TaskId) -> PathBuf {
+        self.config.data.join("tasks").join(task.to_string())
+    }
+
+    /// The result of an ended task no longer in memory, from its folder (a small file; the
+    /// tasks this old are seldom asked for, so the actor reads it itself).
+    fn result_on_disk(&self, task: TaskId) -> Option<RunResult> {
+        let path = self.task_dir(task).join(crate::artifacts::RESULT_FILE);
+        let file = std::fs::File::open(&path).ok()?;
+        if file.metadata().ok()?.len() > MAX_RESULT_BYTES {
+            tracing::warn!(path = %path.display(), "result too large to read back");
+            return None;
+        }
+        match serde_json::from_reader(std::io::BufReader::new(file)) {
+            Ok(result) => Some(result),
+            Err(error) => {
+                tracing::warn!(path = %path.display(), %error, "unreadable result");
+                None
             }
         }
     }
@@ -473,7 +564,13 @@ impl Actor {
     /// Where a task stands: done only once its files are written.
     fn task_state(&self, task: TaskId) -> TaskState {
         match self.tasks.get(&task) {
-            None => TaskState::Unknown,
+            None => match self.ended.tasks.get(&task) {
+                Some(ended) => TaskState::Done(Box::new(ended.result.clone())),
+                None => match self.result_on_disk(task) {
+                    Some(result) => TaskState::Done(Box::new(result)),
+                    None => TaskState::Unknown,
+                },
+            },
             Some(run) => match &run.result {
                 Some(result) if !run.writing && run.artifacts.is_none() => {
                     TaskState::Done(Box::new(result.clone()))
@@ -488,6 +585,10 @@ impl Actor {
 
     fn cancel(&mut self, task: TaskId) -> Result<TaskState, Refusal> {
         let Some(run) = self.tasks.get_mut(&task) else {
+            // An ended task stays as it ended.
+            if let state @ TaskState::Done(_) = self.task_state(task) {
+                return Ok(state);
+            }
             return Err(Refusal::new(
                 RefusalReason::UnknownTask,
                 format!("the queen does not know task {task}"),
@@ -520,6 +621,11 @@ impl Actor {
                 *distrusted.entry(*node).or_default() += 1;
             }
         }
+        for ended in self.ended.tasks.values() {
+            for node in &ended.distrusted {
+                *distrusted.entry(*node).or_default() += 1;
+            }
+        }
         let mut nodes: Vec<NodeOverview> = self
             .nodes
             .iter()
@@ -536,14 +642,23 @@ impl Actor {
             .collect();
         nodes.sort_by(|a, b| a.peer.cmp(&b.peer));
         nodes.truncate(MAX_OVERVIEW_NODES);
-        let mut runs: Vec<&TaskRun> = self.tasks.values().collect();
+        let mut runs: Vec<(Instant, TaskOverview)> = self
+            .tasks
+            .values()
+            .map(|run| (run.started, run.overview()))
+            .chain(self.ended.tasks.values().map(|ended| {
+                let mut overview = ended.overview.clone();
+                overview.age_secs = ended.started.elapsed().as_secs();
+                (ended.started, overview)
+            }))
+            .collect();
         // Newest first.
-        runs.sort_by_key(|run| (run.started.elapsed(), run.id));
+        runs.sort_by_key(|(started, overview)| (started.elapsed(), overview.id));
         let more_tasks = runs.len().saturating_sub(MAX_OVERVIEW_TASKS) as u32;
         let tasks = runs
             .into_iter()
             .take(MAX_OVERVIEW_TASKS)
-            .map(TaskRun::overview)
+            .map(|(_, overview)| overview)
             .collect();
         ClusterOverview {
             uptime_secs: self.started.elapsed().as_secs(),
@@ -581,10 +696,14 @@ impl Actor {
             )
             .map_err(|(n, e)| invalid(&format!("consent {n}: {e}")))?;
         }
-        if self.tasks.contains_key(&id) {
+        // The same task again is the one already run (or running): its id answers.
+        if self.tasks.contains_key(&id)
+            || self.ended.tasks.contains_key(&id)
+            || self.result_on_disk(id).is_some()
+        {
             return Ok(id);
         }
-        let dir = self.config.data.join("tasks").join(id.to_string());
+        let dir = self.task_dir(id);
         let journal = Journal::create(&dir, &task)
             .map_err(|e| Refusal::new(RefusalReason::Storage, e.to_string()))?;
         tracing::info!(task = %id, goal = %task.goal, "task accepted");
@@ -696,12 +815,18 @@ impl Actor {
 
     /// The folder of a task whose files are all written.
     fn finished_dir(&self, task: TaskId) -> Result<PathBuf, Refusal> {
-        let run = self.tasks.get(&task).ok_or_else(|| {
-            Refusal::new(
-                RefusalReason::UnknownTask,
-                format!("the queen does not know task {task}"),
-            )
-        })?;
+        if let Some(ended) = self.ended.tasks.get(&task) {
+            return Ok(ended.dir.clone());
+        }
+        let Some(run) = self.tasks.get(&task) else {
+            return match self.result_on_disk(task) {
+                Some(_) => Ok(self.task_dir(task)),
+                None => Err(Refusal::new(
+                    RefusalReason::UnknownTask,
+                    format!("the queen does not know task {task}"),
+                )),
+            };
+        };
         if run.result.is_none() || run.writing || run.artifacts.is_some() {
             return Err(Refusal::new(
                 RefusalReason::NotFinished,
@@ -2012,6 +2137,33 @@ impl TaskRun {
                 .then(|| std::mem::take(&mut self.kept_reports)),
             passed,
         }
+    }
+
+    /// Whether it ended and nothing of it is in flight: its files written, its nodes told,
+    /// no request out (a late answer then finds no task, and is dropped).
+    fn settled(&self) -> bool {
+        self.phase == Phase::Done
+            && self.result.is_some()
+            && !self.writing
+            && self.artifacts.is_none()
+            && self.released
+            && self.assigned.is_empty()
+            && self.verifying.is_none()
+            && self.expanding.is_none()
+    }
+
+    /// What stays in memory of a settled task.
+    fn into_ended(self) -> Option<Ended> {
+        let overview = self.overview();
+        let mut distrusted: Vec<PeerId> = self.distrusted.into_iter().collect();
+        distrusted.sort();
+        Some(Ended {
+            result: self.result?,
+            overview,
+            started: self.started,
+            distrusted,
+            dir: self.journal.dir().to_path_buf(),
+        })
     }
 
     /// The task in one line of `forager status`.

@@ -533,7 +533,7 @@ impl TaskDir {
 
     /// Writes `result.json` next to the journal (atomically).
     pub fn write_result(&self, result: &RunResult) {
-        let path = self.dir.join("result.json");
+        let path = self.dir.join(crate::artifacts::RESULT_FILE);
         let temporary = self.dir.join("result.json.partial");
         let written = serde_json::to_string_pretty(result)
             .map_err(std::io::Error::other)

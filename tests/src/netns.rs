@@ -2,7 +2,8 @@
 //! fresh network namespace with one interface (`eth0`, 10.77.0.N/24) on a bridge that lives in
 //! a namespace of its own, so nothing of the machine's own network is touched. A link can be
 //! cut and restored (`set_link`), and given delay, jitter and loss with `tc netem` where the
-//! kernel has it (`netem`).
+//! kernel has it (`netem`); loss alone also by an nftables rule that drops packets at random
+//! (`loss`), which kernels without netem (this one) have.
 //!
 //! Each namespace is held by a process (`unshare -n`, a shell that ends with the test
 //! process): when the holder dies, with the [`Lab`] or with the test process, the namespace
@@ -200,6 +201,66 @@ impl Lab {
         let mut switch_side = args;
         switch_side[3] = &link;
         self.switch.run("tc", &switch_side)
+    }
+
+    /// Random loss of `per_mille` packets in 1,000 on host `i`'s link, each way: an
+    /// nftables table in the host's namespace drops them as they leave and as they arrive on
+    /// `eth0` (what netem's loss on both ends of the link does). `Err` says why not.
+    pub fn loss(&self, i: usize, per_mille: u32) -> Result<(), String> {
+        if per_mille > 1000 {
+            return Err(format!("a loss of {per_mille} in 1,000"));
+        }
+        let rules = format!(
+            "table inet lab_loss {{\n\
+             chain outgoing {{ type filter hook output priority 0; policy accept; \
+             oifname \"eth0\" numgen random mod 1000 < {per_mille} counter drop; }}\n\
+             chain incoming {{ type filter hook input priority 0; policy accept; \
+             iifname \"eth0\" numgen random mod 1000 < {per_mille} counter drop; }}\n\
+             }}\n"
+        );
+        let path = std::env::temp_dir().join(format!(
+            "forager-lab-loss-{}-{}-{i}.nft",
+            std::process::id(),
+            self.hosts[i].pid()
+        ));
+        std::fs::write(&path, rules).map_err(|e| format!("{}: {e}", path.display()))?;
+        let path_text = path.to_string_lossy().into_owned();
+        let applied = self.hosts[i].run("nft", &["-f", &path_text]);
+        let _ = std::fs::remove_file(&path);
+        applied
+    }
+
+    /// Packets host `i`'s loss rules dropped so far (both ways), from the rules' counters.
+    pub fn lost_packets(&self, i: usize) -> Result<u64, String> {
+        let pid = self.hosts[i].pid().to_string();
+        let output = Command::new("nsenter")
+            .args([
+                "-t", &pid, "-n", "--", "nft", "list", "table", "inet", "lab_loss",
+            ])
+            .stdin(Stdio::null())
+            .output()
+            .map_err(|e| format!("nsenter cannot start: {e}"))?;
+        if !output.status.success() {
+            return Err(String::from_utf8_lossy(&output.stderr).trim().to_owned());
+        }
+        let text = String::from_utf8_lossy(&output.stdout);
+        // `... counter packets N bytes M drop`
+        Ok(text
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .windows(2)
+            .filter(|w| w[0] == "packets")
+            .filter_map(|w| w[1].parse::<u64>().ok())
+            .sum())
+    }
+
+    /// Whether random loss can be set here (`nft` and the kernel's nftables): tried on a
+    /// scratch namespace.
+    pub fn loss_available() -> Result<(), String> {
+        let probe = Lab::create(1)?;
+        probe
+            .loss(0, 10)
+            .map_err(|e| format!("nftables loss is not available on this machine ({e})"))
     }
 
     /// A TCP listener on host `i`'s address (`port` 0: one the system picks), made from a

@@ -1128,6 +1128,38 @@ pub fn dynamic() -> Router<Arc<Counters>> {
                 )
             }),
         )
+        // An agreement read to its end before the form opens: the text area is disabled (no
+        // focus, no keys) and a scroll listener enables the name field and "Agree" near its
+        // bottom, as MiniWoB++'s sign-agreement does; "Cancel" works from the start and ends
+        // the episode.
+        .route(
+            "/agreement",
+            get(|| async {
+                let text = "The party of the first part agrees to read every clause. ".repeat(40);
+                widget_page(
+                    "Agreement",
+                    &format!(
+                        "<h2>User agreement</h2><textarea id=terms disabled                          style='height:60px;width:150px'>{text}</textarea>                         <input id=name placeholder=Name disabled>                         <button id=cancel>Cancel</button><button id=agree disabled>Agree</button>"
+                    ),
+                    "const terms = document.getElementById('terms');                     terms.addEventListener('scroll', () => {                       if (terms.scrollHeight <= terms.scrollTop + terms.clientHeight + 20) {                         for (const el of document.querySelectorAll('input, button')) el.disabled = false;                       }                     });                     document.getElementById('cancel').addEventListener('click', lose);                     document.getElementById('agree').addEventListener('click', () =>                       document.getElementById('name').value === 'Ada' ? win() : lose());",
+                )
+            }),
+        )
+        // A box of text that starts in its middle (no control in it, no listener): the submit
+        // checks that it was scrolled to its top, as MiniWoB++'s scroll-text-2 does.
+        .route(
+            "/read-to-top",
+            get(|| async {
+                let text = "<p>Lorem ipsum dolor sit amet, consectetur adipiscing elit.</p>".repeat(30);
+                widget_page(
+                    "Reading",
+                    &format!(
+                        "<div id=reading style='height:80px;overflow:auto'>{text}</div>                         <button id=done>Submit</button>"
+                    ),
+                    "const reading = document.getElementById('reading');                     reading.scrollTop = reading.scrollHeight / 2;                     document.getElementById('done').addEventListener('click', () =>                       reading.scrollTop < 10 ? win() : lose());",
+                )
+            }),
+        )
         // A switch that answers mousedown and a save control that answers mouseup, never click.
         .route(
             "/mouse",

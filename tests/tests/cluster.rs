@@ -1249,3 +1249,110 @@ async fn json_logs_are_one_object_per_line() {
     }
     assert_eq!(record["level"], "INFO");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ended_tasks_leave_the_queens_memory_and_are_answered_from_disk() {
+    let key = [12; 32];
+    let data = tempfile::tempdir().expect("dir");
+    let params = SiteParams {
+        pages: 150,
+        links_per_page: 8,
+        ..SiteParams::default()
+    };
+    let factory = Arc::new(SimFactory::new(&params, 5, 0, false).expect("site"));
+    let queen_config = || QueenConfig {
+        ended_in_memory: 2,
+        ..QueenConfig::new(data.path().to_path_buf())
+    };
+    let queen = spawn_queen(
+        &NodeIdentity::generate(),
+        config(Role::Queen, key, vec![]),
+        queen_config(),
+    )
+    .await
+    .expect("queen");
+    let nodes = sim_nodes(2, key, &queen, &factory).await;
+    // Four tasks, one after the other (budgets differ, so each is a task of its own).
+    let tasks: Vec<_> = (0..4).map(|i| sim_task(factory.site(), 300 + i)).collect();
+    let mut results = Vec::new();
+    for task in &tasks {
+        let id = queen.queen.submit(task.clone()).await.expect("accepted");
+        results.push((id, wait_done(&queen.queen, id).await));
+    }
+    // Settled tasks leave the live table; two stay in memory, the newest.
+    let started = Instant::now();
+    let listed = loop {
+        let overview = queen.queen.overview().await.expect("overview");
+        let ids: Vec<TaskId> = overview.tasks.iter().map(|t| t.id).collect();
+        if ids.len() == 2 {
+            break ids;
+        }
+        assert!(started.elapsed() < LIMIT, "still listed: {ids:?}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert_eq!(listed, vec![results[3].0, results[2].0], "newest first");
+    // The oldest is answered from its folder, as it ended.
+    let (first, first_result) = &results[0];
+    let TaskState::Done(from_disk) = queen.queen.status(*first).await else {
+        panic!("the first task is unknown once out of memory");
+    };
+    assert_eq!(from_disk.status, first_result.status);
+    assert_eq!(from_disk.steps.len(), first_result.steps.len());
+    assert_eq!(from_disk.metrics.actions, first_result.metrics.actions);
+    // Submitted again, it is the same task: no second run, one journal that ends once.
+    let again = queen
+        .queen
+        .submit(tasks[0].clone())
+        .await
+        .expect("accepted");
+    assert_eq!(again, *first);
+    assert!(matches!(
+        queen.queen.status(*first).await,
+        TaskState::Done(_)
+    ));
+    let journal = std::fs::read_to_string(
+        data.path()
+            .join("tasks")
+            .join(first.to_string())
+            .join("events.jsonl"),
+    )
+    .expect("journal");
+    let count = |event: &str| {
+        journal
+            .lines()
+            .filter(|l| l.contains(&format!("\"event\":\"{event}\"")))
+            .count()
+    };
+    assert_eq!((count("submitted"), count("finished")), (1, 1), "{journal}");
+    // Cancelling an ended task leaves it as it ended.
+    assert!(matches!(
+        queen.queen.cancel(*first).await,
+        Ok(TaskState::Done(result)) if result.status == first_result.status
+    ));
+    for node in &nodes {
+        node.network.shutdown().await;
+    }
+    queen.queen.shutdown().await;
+    queen.network.shutdown().await;
+
+    // A restarted queen knows the tasks that ended before it (they are not resumed).
+    let restarted = spawn_queen(
+        &NodeIdentity::generate(),
+        config(Role::Queen, key, vec![]),
+        queen_config(),
+    )
+    .await
+    .expect("queen");
+    for (id, result) in &results {
+        match restarted.queen.status(*id).await {
+            TaskState::Done(known) => assert_eq!(known.status, result.status),
+            other => panic!("task {id} after a restart: {other:?}"),
+        }
+    }
+    assert!(matches!(
+        restarted.queen.status(TaskId([3; 16])).await,
+        TaskState::Unknown
+    ));
+    restarted.queen.shutdown().await;
+    restarted.network.shutdown().await;
+}

@@ -17,7 +17,9 @@
 //! `edge` (a control half outside its clipping box was clicked outside it). `rerender` (new
 //! elements on every render) passed before and guards the locators. `autocomplete` (the
 //! suggestions came 300 ms after typing, after the page had been taken as settled) and
-//! `multiple` (a multiple-choice list had no action) came later, from the same benchmark.
+//! `multiple` (a multiple-choice list had no action) came later, from the same benchmark;
+//! `agreement` and `read-to-top` (a box of text to scroll to its end or start: there was no
+//! scroll action) too.
 
 use forager_protocol::result::RunResult;
 use forager_tests::sites::{self, Fixture};
@@ -214,4 +216,48 @@ async fn a_list_that_holds_several_choices() {
     let run = run(&site, "dyn-multiple", "/multiple", goal, "40").await;
     let result = passed(&run);
     assert_eq!(result.steps.len(), 2, "{:?}", labels(result));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_agreement_that_opens_its_form_once_scrolled_to_the_end() {
+    let site = sites::serve(sites::dynamic()).await;
+    let goal = "Scroll to the bottom of the textarea, enter the name \"Ada\" then press \"Agree\"";
+    let run = run(&site, "dyn-agreement", "/agreement", goal, "60").await;
+    let result = passed(&run);
+    let steps = labels(result);
+    assert!(
+        steps
+            .first()
+            .is_some_and(|s| s.starts_with("scroll ") && s.ends_with(" to the bottom")),
+        "{steps:?}"
+    );
+    assert!(steps.iter().any(|s| s.contains("\"Ada\"")), "{steps:?}");
+    // The compiled workflow scrolls again without search.
+    let workflow = run.out.join("workflow.json");
+    let replay = forager_tests::forager(
+        "dyn-agreement-replay",
+        &["replay", &workflow.to_string_lossy()],
+    )
+    .await;
+    let replayed = replay.result.as_ref().expect("a replay result");
+    assert_eq!(
+        replay.code,
+        Some(0),
+        "{:?} {}",
+        replayed.error,
+        replay.stderr
+    );
+    assert_eq!(replayed.steps.len(), result.steps.len());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_box_of_text_checked_for_where_it_was_scrolled() {
+    let site = sites::serve(sites::dynamic()).await;
+    let goal = "Scroll the text to the top and press Submit.";
+    let run = run(&site, "dyn-read-to-top", "/read-to-top", goal, "40").await;
+    let result = passed(&run);
+    assert_eq!(
+        labels(result),
+        ["scroll \"reading\" to the top", "click \"Submit\""]
+    );
 }

@@ -2,8 +2,8 @@
 //! namespace of their own, joined by a bridge (`forager_tests::netns`); the nodes search a
 //! simulated site at a slow pace (`--sim-pace`), so that faults land in the middle of a task:
 //! a link cut for 30 s, a node killed, the queen killed and restarted on its data, a node that
-//! joins late, and delay and loss on every link (netem where the kernel has it; otherwise a
-//! relay that delays the queen's links, without loss). Each test ends
+//! joins late, and delay and loss on every link (netem where the kernel has it; otherwise
+//! loss by nftables and a relay that delays the queen's links). Each test ends
 //! with every task accounted for (one result each, reported once) and every passing result
 //! checked by `forager verify`. Where the machine refuses namespaces, each test says so on
 //! stderr and returns.
@@ -252,8 +252,9 @@ async fn tasks_pass_with_delay_and_loss_on_every_link() {
         base: Duration::from_millis(40),
         jitter: Duration::from_millis(10),
     };
-    // Without netem (this kernel has no sch_netem), each node reaches the queen through a
-    // relay on the queen's host that delays every chunk, each way; loss is not emulated.
+    // Without netem (this kernel has no sch_netem): 1% random loss on every link by nftables,
+    // both ways, and each node reaches the queen through a relay on the queen's host that
+    // delays every chunk, each way.
     let relay = match netem {
         Ok(()) => {
             for host in 0..4 {
@@ -262,10 +263,21 @@ async fn tasks_pass_with_delay_and_loss_on_every_link() {
             None
         }
         Err(why) => {
-            eprintln!(
-                "{test}: {why}; the queen's links are delayed by 40 ms ± 10 ms each way \
-                 through a relay instead, without loss"
-            );
+            match Lab::loss_available() {
+                Ok(()) => {
+                    for host in 0..4 {
+                        lab.loss(host, 10).expect("loss on every link");
+                    }
+                    eprintln!(
+                        "{test}: {why}; 1% loss on every link by nftables, and the queen's \
+                         links delayed by 40 ms ± 10 ms each way through a relay"
+                    );
+                }
+                Err(no_loss) => eprintln!(
+                    "{test}: {why}; {no_loss}; the queen's links are delayed by 40 ms ± 10 ms \
+                     each way through a relay instead, without loss"
+                ),
+            }
             let target = std::net::SocketAddr::from((Lab::address(0), PORT));
             Some(
                 lab.delay_relay(0, target, delay)
@@ -291,6 +303,14 @@ async fn tasks_pass_with_delay_and_loss_on_every_link() {
     passed(&first.await.expect("first"));
     passed(&second.await.expect("second"));
     cluster.account_for_every_task(2);
+    // Where the loss is nftables', its counters show it happened.
+    let lost: u64 = (0..4)
+        .filter_map(|host| cluster.lab.lost_packets(host).ok())
+        .sum();
+    if relay.is_some() && Lab::loss_available().is_ok() {
+        assert!(lost > 0, "no packet was dropped");
+        eprintln!("{test}: {lost} packets dropped");
+    }
     Cluster::stop(&mut queen, &mut nodes).await;
     drop(relay);
 }

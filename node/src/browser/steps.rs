@@ -118,6 +118,7 @@ pub(crate) async fn perform(
             }
             heal
         }
+        Action::Scroll { target, to } => Heal::of(target, tab.scroll(target, &what, *to).await?),
         Action::Press { key } => {
             tab.press(key).await?;
             None

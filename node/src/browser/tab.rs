@@ -12,7 +12,8 @@ use chromiumoxide::cdp::browser_protocol::fetch::{
     RequestPattern,
 };
 use chromiumoxide::cdp::browser_protocol::input::{
-    DispatchKeyEventParams, DispatchKeyEventType, InsertTextParams,
+    DispatchKeyEventParams, DispatchKeyEventType, DispatchMouseEventParams, DispatchMouseEventType,
+    InsertTextParams,
 };
 use chromiumoxide::cdp::browser_protocol::inspector::EventTargetCrashed;
 use chromiumoxide::cdp::browser_protocol::network::{
@@ -177,6 +178,8 @@ pub(crate) struct RawObservation {
     pub validation_errors: Vec<String>,
     #[serde(default)]
     pub values: Vec<forager_protocol::observation::PageValue>,
+    #[serde(default)]
+    pub scrollables: Vec<forager_protocol::observation::Scrollable>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -188,6 +191,8 @@ struct ActResult {
     covered_by: Option<String>,
     /// A date, time, colour or range input: its value is set rather than typed.
     picker: Option<bool>,
+    /// Where a scrolling box stands (`top`, `middle`, `bottom`).
+    at: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -755,6 +760,57 @@ impl Tab {
         Ok(result.locator.unwrap_or(0).max(0) as usize)
     }
 
+    /// Scrolls a box to its top or bottom as a person does: the mouse wheel over it (a box the
+    /// page disabled still scrolls so); where the wheel did not get it there (a box under
+    /// another), its position is set as dragging its scroll bar would.
+    pub async fn scroll(
+        &self,
+        target: &Target,
+        what: &str,
+        to: forager_protocol::ScrollEdge,
+    ) -> Result<LocatorIndex, EnvError> {
+        let probe = self.act_script("scroll", target, "probe").await?;
+        if let Some(error) = Tab::target_error(&probe, what) {
+            return Err(error);
+        }
+        let index = probe.locator.unwrap_or(0).max(0) as usize;
+        let edge = to.as_str();
+        if probe.at.as_deref() == Some(edge) {
+            return Ok(index);
+        }
+        // One notch per 100 px in Chromium; a long box takes a few wheel turns.
+        let delta = match to {
+            forager_protocol::ScrollEdge::Top => -100_000.0,
+            forager_protocol::ScrollEdge::Bottom => 100_000.0,
+        };
+        for _ in 0..3 {
+            let wheel = DispatchMouseEventParams::builder()
+                .r#type(DispatchMouseEventType::MouseWheel)
+                .x(probe.x.unwrap_or(0.0))
+                .y(probe.y.unwrap_or(0.0))
+                .delta_x(0.0)
+                .delta_y(delta)
+                .build()
+                .map_err(EnvError::Other)?;
+            timed("wheel", self.timeouts.call, self.page.execute(wheel)).await?;
+            tokio::time::sleep(Duration::from_millis(30)).await;
+            let now = self.act_script("scroll", target, "where").await?;
+            if now.at.as_deref() == Some(edge) {
+                return Ok(index);
+            }
+        }
+        let set = self.act_script("scroll", target, edge).await?;
+        if let Some(error) = Tab::target_error(&set, what) {
+            return Err(error);
+        }
+        if set.at.as_deref() != Some(edge) {
+            return Err(EnvError::TargetHidden(format!(
+                "{what} did not scroll to its {edge}"
+            )));
+        }
+        Ok(index)
+    }
+
     /// Presses a key (DOM `KeyboardEvent.key` name) in the focused element.
     pub async fn press(&self, key: &str) -> Result<(), EnvError> {
         let (key_name, code, vk, text) =
@@ -1102,6 +1158,7 @@ fn to_observation(
         forms: raw.forms,
         validation_errors: raw.validation_errors,
         values: raw.values,
+        scrollables: raw.scrollables,
         fingerprint,
     }
 }

@@ -648,6 +648,10 @@ pub struct NodeArgs {
     /// Branch searches at once.
     #[arg(long, default_value_t = 2)]
     pub concurrency: usize,
+    /// Failed rollouts the replica keeps (the newest; in memory and in DATA/index, which is
+    /// compacted as they are dropped). Successes, the memory searches recall, are all kept.
+    #[arg(long, value_name = "N", default_value_t = 4096)]
+    pub keep_failures: usize,
     /// Run the reset commands of tasks (`reset_cmd`, a shell command from whoever submits to
     /// the queen) on this machine. Off: such a task's replays of writes fail with a named
     /// reason.
@@ -682,6 +686,10 @@ pub struct QueenArgs {
     /// DATA/tasks/<id>/rollouts.json.
     #[arg(long)]
     pub keep_all: bool,
+    /// Ended tasks kept in memory (the newest) for `forager status`; older ones are read
+    /// back from DATA/tasks when asked for, so memory does not grow with every task run.
+    #[arg(long, value_name = "N", default_value_t = forager_queen::coordinator::DEFAULT_ENDED_IN_MEMORY)]
+    pub ended_in_memory: usize,
     /// Serve Prometheus metrics at http://ADDR/metrics (tasks by state, nodes, assignments
     /// and their latency, reassignments, actions, restores, reproductions). Port 0 picks
     /// one; the address is printed.

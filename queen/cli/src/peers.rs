@@ -136,10 +136,14 @@ pub fn node(args: &NodeArgs, runtime: &tokio::runtime::Runtime) -> anyhow::Resul
     };
     runtime.block_on(async {
         let identity = NodeIdentity::load_or_create(&args.data)?;
-        let replica = Arc::new(Replica::open(
+        let replica = Arc::new(Replica::open_with(
             &args.data.join("index"),
             100_000,
             embedder.id(),
+            forager_node::index::Retention {
+                failures: args.keep_failures,
+                ..Default::default()
+            },
         )?);
         let worker = WorkerConfig {
             concurrency: args.concurrency.max(1),
@@ -202,6 +206,7 @@ pub fn node(args: &NodeArgs, runtime: &tokio::runtime::Runtime) -> anyhow::Resul
                     let snapshot = forager_node::metrics::NodeSnapshot {
                         gossip: network.counters().await.unwrap_or_default(),
                         replica_entries: replica.len() as u64,
+                        replica_dropped: replica.dropped(),
                         browser_launches,
                     };
                     forager_node::metrics::encode_node(&worker, &snapshot)
@@ -228,6 +233,7 @@ pub fn queen(args: &QueenArgs, runtime: &tokio::runtime::Runtime) -> anyhow::Res
             chunk_actions: args.chunk.max(1),
             assignment_deadline: Duration::from_secs(args.assignment_deadline.max(1)),
             keep_all: args.keep_all,
+            ended_in_memory: args.ended_in_memory.max(1),
             ..QueenConfig::new(args.data.clone())
         };
         let counters = queen_config.metrics.clone();

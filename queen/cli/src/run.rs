@@ -112,6 +112,13 @@ pub async fn run_task(task: TaskSpec, options: RunOptions) -> anyhow::Result<Run
         .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", options.out.display()))?;
     let key = random_cluster_key();
     let queen_data = options.out.join("queen");
+    // A run directory used again runs the task again: the queen answers a task it finished
+    // before from its folder, so an earlier run's folders go first.
+    let earlier = queen_data.join("tasks");
+    if earlier.exists() {
+        std::fs::remove_dir_all(&earlier)
+            .map_err(|e| anyhow::anyhow!("cannot clear {}: {e}", earlier.display()))?;
+    }
     let queen = spawn_queen(
         &NodeIdentity::generate(),
         NetworkConfig {

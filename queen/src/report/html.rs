@@ -153,6 +153,9 @@ pub(super) fn narration(step: &ResultStep) -> Markup {
                     "“" (clip(&target.name, 60)) "”"
                 }
             }
+            Action::Scroll { target, to } => {
+                "Scrolled “" (clip(&target.name, 80)) "” to the " (to.as_str())
+            }
             Action::Press { key } => { "Pressed " (key) }
             Action::Navigate { url } => { "Went to " (url) }
             Action::Back => { "Went back" }

@@ -83,7 +83,8 @@ if (!el && lastResort) {
 }
 if (!el) return { status: "missing" };
 if (!visible(el)) return { status: "hidden", locator: used };
-if (el.disabled) return { status: "disabled", locator: used };
+// A disabled box still scrolls (an agreement that unlocks its form once read to the end).
+if (el.disabled && OP !== "scroll") return { status: "disabled", locator: used };
 
 switch (OP) {
   case "point": {
@@ -150,6 +151,22 @@ switch (OP) {
     el.dispatchEvent(new Event("input", { bubbles: true }));
     el.dispatchEvent(new Event("change", { bubbles: true }));
     return { status: "ok", locator: used };
+  }
+  case "scroll": {
+    // ARG "probe": where to put the wheel (the box's visible centre) and where the box stands;
+    // "top" or "bottom": put it there (what dragging its scroll bar does) and say where it is.
+    if (ARG === "top") el.scrollTop = 0;
+    if (ARG === "bottom") el.scrollTop = el.scrollHeight;
+    if (ARG === "probe") el.scrollIntoView({ block: "nearest", inline: "nearest", behavior: "instant" });
+    const r = shownRect(el);
+    if (!r) return { status: "hidden", locator: used };
+    return {
+      status: "ok",
+      locator: used,
+      x: (r.left + r.right) / 2,
+      y: (r.top + r.bottom) / 2,
+      at: scrollPosition(el),
+    };
   }
   default:
     return { status: "bad_op" };

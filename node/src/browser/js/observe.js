@@ -96,6 +96,25 @@
     }
   }
 
+  // Boxes of text that scroll (a text area, an agreement in a scrolling panel): what a scroll
+  // action can act on, and where each stands, which is part of the state (a page may check
+  // what was read). Boxes of controls are left out: clicking a control scrolls to it, and
+  // their position would only split states.
+  const scrollables = [];
+  {
+    let checked = 0;
+    for (const el of document.querySelectorAll("textarea, div, section, article, pre, p, ul, ol, main, aside, table")) {
+      if (scrollables.length >= 8 || checked++ > 3000 || performance.now() - started > 2 * TIME_BUDGET_MS) break;
+      if (el.scrollHeight <= el.clientHeight + 8 || !isTextScroller(el)) continue;
+      const role = roleOf(el);
+      const name = (el.tagName === "TEXTAREA" ? nameOf(el, role) : clip(el.getAttribute("aria-label"), 160))
+        || classWords(el) || nearbyOf(el) || "scrolling text";
+      const locators = [{ Css: cssPath(el) }];
+      if (role && name) locators.push({ Role: { role, name } });
+      scrollables.push({ name, role: role || "region", locators, at: scrollPosition(el) });
+    }
+  }
+
   // The snapshot: one line per element with a role, states but not values.
   // Also the non-semantic clickables: a control that appears is a new state even when it is a
   // <span>. And the states a control shows (checked, selected, expanded, pressed, a value the
@@ -121,6 +140,11 @@
     if (el.getAttribute("aria-invalid") === "true" || (el.matches && el.matches(":user-invalid"))) line += " invalid";
     if (["alert", "status"].includes(role)) line = `${role} ${JSON.stringify(clip(el.innerText, 160))}`;
     snapshot.push(line);
+  }
+
+  for (const box of scrollables) {
+    if (snapshot.length >= MAX_SNAPSHOT) break;
+    snapshot.push(`scroll ${JSON.stringify(clip(box.name, 120))} at=${box.at}`);
   }
 
   const forms = Array.from(document.forms).slice(0, 50).map((f) =>
@@ -175,6 +199,7 @@
     forms,
     validation_errors: validation,
     values,
+    scrollables,
     truncated,
     node_count: document.getElementsByTagName("*").length,
   };

@@ -305,3 +305,24 @@ const tokenWords = (raw) => {
   }
   return words.slice(0, 4).join(" ");
 };
+
+// Where a scrolling box stands: "top", "bottom" or "middle" (within 4 px of an end counts as
+// at it).
+const scrollPosition = (el) => {
+  if (el.scrollTop <= 4) return "top";
+  if (el.scrollTop + el.clientHeight >= el.scrollHeight - 4) return "bottom";
+  return "middle";
+};
+
+// A box of text that scrolls: a text area or an element whose overflow scrolls, with more to
+// show than it does, and no control inside (a box of controls is scrolled by reaching its
+// controls; see observe.js).
+const isTextScroller = (el) => {
+  if (el.scrollHeight <= el.clientHeight + 8 || el.clientHeight < 16) return false;
+  if (el.tagName !== "TEXTAREA") {
+    const overflow = getComputedStyle(el).overflowY;
+    if (overflow !== "auto" && overflow !== "scroll") return false;
+    if (el.querySelector(INTERACTIVE + ", [" + LISTENS + "]")) return false;
+  }
+  return visible(el);
+};
