@@ -50,6 +50,117 @@ pub enum Case {
     Upper,
 }
 
+/// A calendar date the goal names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GoalDate {
+    /// The year.
+    pub year: i32,
+    /// The month, 1 to 12.
+    pub month: u32,
+    /// The day of the month, 1 to 31.
+    pub day: u32,
+}
+
+impl GoalDate {
+    /// Months from `year`/`month` to this date's month (negative: it is earlier).
+    pub fn months_from(&self, year: i32, month: u32) -> i32 {
+        (self.year - year) * 12 + self.month as i32 - month as i32
+    }
+}
+
+/// English month names; three letters name one too.
+pub const MONTHS: [&str; 12] = [
+    "january",
+    "february",
+    "march",
+    "april",
+    "may",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
+];
+
+/// The month a word names (`July`, `jul`, `Sept`), 1 to 12.
+pub fn month_of(word: &str) -> Option<u32> {
+    let word = word.to_lowercase();
+    if word.len() < 3 {
+        return None;
+    }
+    MONTHS
+        .iter()
+        .position(|m| *m == word || (word.len() <= 4 && m.starts_with(&word)))
+        .map(|i| i as u32 + 1)
+}
+
+/// A plausible calendar date, or none.
+fn date(year: i32, month: u32, day: u32) -> Option<GoalDate> {
+    ((1000..=9999).contains(&year) && (1..=12).contains(&month) && (1..=31).contains(&day))
+        .then_some(GoalDate { year, month, day })
+}
+
+/// Dates written `MM/DD/YYYY`, `YYYY-MM-DD` or `July 11, 2016` / `11 July 2016`.
+fn dates_in(words: &[&str]) -> Vec<GoalDate> {
+    let mut found = Vec::new();
+    for (i, raw) in words.iter().enumerate() {
+        let word = trim_punctuation(raw);
+        let numbers = |separator: char| -> Option<Vec<i32>> {
+            let parts: Vec<&str> = word.split(separator).collect();
+            (parts.len() == 3)
+                .then(|| parts.iter().map(|p| p.parse::<i32>().ok()).collect())
+                .flatten()
+        };
+        let parsed = if let Some(n) = numbers('/') {
+            date(n[2], n[0] as u32, n[1] as u32)
+        } else if let Some(n) = numbers('-') {
+            date(n[0], n[1] as u32, n[2] as u32)
+        } else if let Some(month) = month_of(word) {
+            let number = |j: usize| -> Option<i32> {
+                words
+                    .get(j)
+                    .map(|w| trim_punctuation(w))
+                    .and_then(|w| w.strip_suffix(['.', ',']).unwrap_or(w).parse().ok())
+            };
+            match (
+                i.checked_sub(1).and_then(number),
+                number(i + 1),
+                number(i + 2),
+            ) {
+                (_, Some(day), Some(year)) if day <= 31 => date(year, month, day as u32),
+                (Some(day), Some(year), _) if day <= 31 => date(year, month, day as u32),
+                _ => None,
+            }
+        } else {
+            None
+        };
+        if let Some(parsed) = parsed
+            && !found.contains(&parsed)
+        {
+            found.push(parsed);
+        }
+    }
+    found
+}
+
+/// The dates a text names (as [`GoalReading::dates`] reads them).
+pub fn dates_of(text: &str) -> Vec<GoalDate> {
+    dates_in(&text.split_whitespace().collect::<Vec<_>>())
+}
+
+/// The month and year a page shows first as a heading-like pair (`December 2016`): a
+/// calendar's title.
+pub fn shown_month(text: &str) -> Option<(i32, u32)> {
+    let words: Vec<&str> = words_of(text);
+    words.windows(2).find_map(|pair| {
+        let month = month_of(pair[0])?;
+        let year: i32 = pair[1].parse().ok().filter(|y| (1000..=9999).contains(y))?;
+        Some((year, month))
+    })
+}
+
 /// A goal, read.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct GoalReading {
@@ -64,6 +175,8 @@ pub struct GoalReading {
     pub positions: Vec<Position>,
     /// The case typed text should have, if the goal says.
     pub case: Option<Case>,
+    /// Calendar dates the goal names.
+    pub dates: Vec<GoalDate>,
 }
 
 const ORDINAL_WORDS: &[&str] = &[
@@ -175,12 +288,14 @@ impl GoalReading {
         } else {
             None
         };
+        let dates = dates_in(&words);
         GoalReading {
             quoted,
             tokens,
             names,
             positions,
             case,
+            dates,
         }
     }
 
@@ -313,6 +428,32 @@ mod tests {
         assert_eq!(Ordinal::Nth(2).index(3), Some(1));
         assert_eq!(Ordinal::Nth(4).index(3), None);
         assert_eq!(Ordinal::Last.index(3), Some(2));
+    }
+
+    #[test]
+    fn dates_in_the_ways_people_write_them() {
+        let day = |year, month, day| GoalDate { year, month, day };
+        assert_eq!(
+            GoalReading::of("Select 04/08/2016 as the date and hit submit.").dates,
+            [day(2016, 4, 8)]
+        );
+        assert_eq!(
+            GoalReading::of("Book it on July 11, 2016, or 2016-12-01, or 3 Sept 2017").dates,
+            [day(2016, 7, 11), day(2016, 12, 1), day(2017, 9, 3)]
+        );
+        // Not dates: a time, an amount, a month without a day, a 13th month.
+        assert!(
+            GoalReading::of("At 11:57 PM pay $3.50 in May, or 13/01/2016")
+                .dates
+                .is_empty()
+        );
+        assert_eq!(day(2016, 4, 8).months_from(2016, 12), -8);
+        assert_eq!(day(2017, 1, 8).months_from(2016, 12), 1);
+        assert_eq!(
+            shown_month("Prev Next December 2016 Su Mo"),
+            Some((2016, 12))
+        );
+        assert_eq!(shown_month("May the 4th"), None);
     }
 
     #[test]

@@ -571,6 +571,139 @@ fn position_bonus(observation: &Observation, reading: &GoalReading) -> Vec<f64> 
     bonus
 }
 
+/// A calendar on the page and a date the goal names: the month it shows (its title) against
+/// the goal's. The controls that step a calendar's month toward the goal's (`Prev`, `Next`,
+/// by name, icon or class words) and, once it shows the goal's month, the one named by the
+/// goal's day, get a prior bonus; the months between are the page's distance from the goal.
+struct Calendar {
+    /// Months from the shown month to the goal's (negative: the goal is earlier).
+    months: i32,
+    day: u32,
+}
+
+impl Calendar {
+    fn of(observation: &Observation, reading: &GoalReading) -> Option<Calendar> {
+        let goal = reading.dates.first()?;
+        // Once a field holds the goal's date, the calendar has done its part.
+        let chosen = observation.values.iter().any(|v| {
+            v.kind == PageValueKind::Field && crate::goal::dates_of(&v.value).contains(goal)
+        });
+        if chosen {
+            return None;
+        }
+        let (year, month) = crate::goal::shown_month(&observation.text_excerpt)?;
+        Some(Calendar {
+            months: goal.months_from(year, month),
+            day: goal.day,
+        })
+    }
+
+    /// Whether a control is another day than the goal's: a control named by a bare day
+    /// number (1 to 31) while the calendar shows another month, or another day of the goal's
+    /// month. Picking it sets a date the goal does not name, so it is not offered (a calendar
+    /// has some thirty of them, and a search would try each).
+    fn other_day(&self, element: &Element) -> bool {
+        let name = element.name.trim();
+        let Ok(day) = name.parse::<u32>() else {
+            return false;
+        };
+        (1..=31).contains(&day) && name.len() <= 2 && (self.months != 0 || day != self.day)
+    }
+
+    /// Whether a control steps the calendar toward the goal's month.
+    fn steps_toward(&self, element: &Element) -> bool {
+        let name = element.name.trim();
+        let words: Vec<String> = crate::embed::words(name).collect();
+        let has = |list: &[&str]| words.iter().any(|w| list.contains(&w.as_str()));
+        let earlier =
+            has(&["prev", "previous", "earlier"]) || ["<", "<<", "«", "‹"].contains(&name);
+        let later = has(&["next", "later"]) || [">", ">>", "»", "›"].contains(&name);
+        (self.months < 0 && earlier && !later) || (self.months > 0 && later && !earlier)
+    }
+
+    fn bonus(&self, element: &Element) -> f64 {
+        let name = element.name.trim();
+        if self.months == 0 {
+            let day = self.day.to_string();
+            let padded = format!("{:02}", self.day);
+            return if name == day || name == padded {
+                1.5
+            } else {
+                0.0
+            };
+        }
+        if self.steps_toward(element) { 1.0 } else { 0.0 }
+    }
+
+    /// The whole walk to the goal's month in one action, when it is more than one step.
+    fn walk(&self, observation: &Observation) -> Option<(Candidate<Action>, f64)> {
+        let times = self.months.unsigned_abs();
+        if !(2..=forager_protocol::workflow::MAX_REPEAT).contains(&times) {
+            return None;
+        }
+        let control = observation
+            .elements
+            .iter()
+            .find(|e| !e.disabled && is_clickable(e) && self.steps_toward(e))?;
+        let risk = risk::classify(
+            ActionShape::Click,
+            &RiskContext {
+                accessible_name: &control.name,
+                role: &control.role,
+                input_type: &control.input_type,
+                ..RiskContext::default()
+            },
+        );
+        Some((
+            Candidate {
+                action: Action::Repeat {
+                    target: target_of(control),
+                    times,
+                },
+                prior: 0.0,
+                risk,
+                key: 0,
+                target: None,
+            },
+            2.0,
+        ))
+    }
+}
+
+/// How near months are: 1 at the same month, 0 a year or more apart.
+fn month_nearness(months: i32) -> f64 {
+    1.0 - f64::from(months.unsigned_abs().min(12)) / 12.0
+}
+
+/// How near a page is to the date the goal names, when it shows a date at all: a field that
+/// holds the goal's date is there (1); a calendar is on the way, the nearer its month the
+/// further (0.25 a year away, 0.9 at the month); a field that holds another date is off the
+/// way (half its nearness: picking the wrong day is worse than looking for the right one).
+fn date_progress(observation: &Observation, reading: &GoalReading) -> Option<f64> {
+    let goal = reading.dates.first()?;
+    let held = observation
+        .values
+        .iter()
+        .filter(|v| v.kind == PageValueKind::Field)
+        .flat_map(|v| crate::goal::dates_of(&v.value))
+        .map(|date| {
+            if date == *goal {
+                1.0
+            } else {
+                0.5 * month_nearness(goal.months_from(date.year, date.month))
+            }
+        })
+        .fold(None, |best: Option<f64>, p| {
+            Some(best.map_or(p, |b| b.max(p)))
+        });
+    let shown = crate::goal::shown_month(&observation.text_excerpt)
+        .map(|(year, month)| 0.25 + 0.65 * month_nearness(goal.months_from(year, month)));
+    match (held, shown) {
+        (Some(a), Some(b)) => Some(a.max(b)),
+        (a, b) => a.or(b),
+    }
+}
+
 /// Whether following `href` from the page at `page` loads another document: not an in-page
 /// anchor (`#tabs-2`, `#`: the same URL up to the fragment) nor a `javascript:` link, which
 /// only run the page's own handlers.
@@ -699,11 +832,19 @@ impl<E: Embedder> Policy for DefaultPolicy<E> {
         let reading = GoalReading::of(&task.goal);
         let sources = self.sources(observation, task, &reading, &goal);
         let positions = position_bonus(observation, &reading);
+        // The calendar's steps lift priors only: a page is not more promising for holding a
+        // calendar (its nearness to the goal's month is its value, below).
+        let calendar = Calendar::of(observation, &reading);
+        // What the calendar added to each of `scored`'s first entries (the clicks).
+        let mut lifts: Vec<f64> = Vec::new();
         let choices = Choices::of(observation, &task.goal);
 
         // Clicks.
         for (index, element) in observation.elements.iter().enumerate() {
             if element.disabled || !is_clickable(element) {
+                continue;
+            }
+            if calendar.as_ref().is_some_and(|c| c.other_day(element)) {
                 continue;
             }
             if let Some(href) = &element.href
@@ -736,7 +877,9 @@ impl<E: Embedder> Policy for DefaultPolicy<E> {
                 .as_deref()
                 .filter(|href| leaves_page(href, &observation.url))
                 .map(location_of);
-            scored.push((click_candidate(element, risk, target), affinity));
+            let lift = calendar.as_ref().map_or(0.0, |c| c.bonus(element));
+            lifts.push(lift);
+            scored.push((click_candidate(element, risk, target), affinity + lift));
         }
 
         // Text fields can be clicked too (focus, or a widget such as a date picker opens),
@@ -976,10 +1119,15 @@ impl<E: Embedder> Policy for DefaultPolicy<E> {
             }
         }
 
-        let best_action = scored.iter().map(|(_, a)| *a).fold(0.0, f64::max);
+        let best_action = scored
+            .iter()
+            .enumerate()
+            .map(|(i, (_, a))| a - lifts.get(i).copied().unwrap_or(0.0))
+            .fold(0.0, f64::max);
         scored.extend(check);
         // After the value hint's best action, like `check`: a scroll says nothing of the page.
         scored.extend(scroll_candidates(observation, &task.goal));
+        scored.extend(calendar.as_ref().and_then(|c| c.walk(observation)));
         let headings: Vec<&str> = observation
             .snapshot
             .iter()
@@ -991,7 +1139,10 @@ impl<E: Embedder> Policy for DefaultPolicy<E> {
         let about = self
             .similarity(&goal, &page_text)
             .max(self.semantic(&task.goal, &page_summary(observation)));
-        let mut value_hint = about.max(0.8 * best_action);
+        // A promising action makes a promising page, up to 0.8: the rest is left to what the
+        // page shows of the goal done (choices made, values held, a calendar's month), so that
+        // those tell apart pages whose next steps all look good.
+        let mut value_hint = about.max(0.8 * best_action.min(1.0));
         let progress = goal_progress(observation, &reading, &task.goal);
         // The choices the goal names are half of a page's value: on a page of checkboxes
         // every state looks alike to the rest of the hint, and a search without this
@@ -1003,6 +1154,11 @@ impl<E: Embedder> Policy for DefaultPolicy<E> {
         // product name is not for the checkout form's fields).
         if let Some(values) = progress.values {
             value_hint = value_hint.max(0.5 * value_hint + 0.5 * values);
+        }
+        // A date the goal names: how near the page is to it decides most of the value (the
+        // rest of the hint sees every step of a calendar alike).
+        if let Some(dates) = date_progress(observation, &reading) {
+            value_hint = 0.4 * value_hint + 0.6 * dates;
         }
 
         let total: f64 = scored.iter().map(|(_, a)| a + 0.05).sum();
@@ -1338,6 +1494,74 @@ mod tests {
                 .collect(),
             allowed_origins: vec!["http://127.0.0.1:1".into()],
         }
+    }
+
+    #[test]
+    fn a_calendar_steps_toward_the_goals_month_then_takes_its_day() {
+        let policy = DefaultPolicy::default();
+        let goal = task("Select 04/08/2016 as the date and hit submit.", &[]);
+        let calendar = |shown: &str| {
+            let mut observation = page(
+                ["Prev", "Next", "8", "12", "Submit"]
+                    .into_iter()
+                    .map(|n| element("link", n))
+                    .collect(),
+            );
+            observation.text_excerpt = format!("Date: Prev Next {shown} Su Mo Tu 1 2 3");
+            policy.propose(&observation, &goal)
+        };
+        let prior = |proposals: &Proposals, name: &str| {
+            proposals
+                .candidates
+                .iter()
+                .find(|c| {
+                    c.action
+                        == Action::Click {
+                            target: target_of(&element("link", name)),
+                        }
+                })
+                .map(|c| c.prior)
+                .expect("proposed")
+        };
+        let proposed = |proposals: &Proposals, name: &str| {
+            proposals.candidates.iter().any(|c| {
+                c.action
+                    == Action::Click {
+                        target: target_of(&element("link", name)),
+                    }
+            })
+        };
+        let december = calendar("December 2016");
+        assert!(prior(&december, "Prev") > 2.0 * prior(&december, "Next"));
+        // Days of another month than the goal's are not offered.
+        assert!(!proposed(&december, "8") && !proposed(&december, "12"));
+        // The walk back to April in one action, ranked first.
+        let walk = december
+            .candidates
+            .iter()
+            .max_by(|a, b| a.prior.total_cmp(&b.prior))
+            .expect("candidates");
+        assert_eq!(walk.action.label(), "click \"Prev\" 8 times");
+        // A month away: one click, no walk.
+        let may = calendar("May 2016");
+        assert!(
+            may.candidates
+                .iter()
+                .all(|c| !matches!(c.action, Action::Repeat { .. }))
+        );
+        assert!(prior(&may, "Prev") > prior(&may, "Next"));
+        let january = calendar("January 2016");
+        assert!(prior(&january, "Next") > 2.0 * prior(&january, "Prev"));
+        let april = calendar("April 2016");
+        for other in ["Prev", "Next", "Submit"] {
+            assert!(prior(&april, "8") > 2.0 * prior(&april, other), "{other}");
+        }
+        // At the goal's month, only the goal's day.
+        assert!(!proposed(&april, "12"));
+        // The nearer the month, the higher the page's value.
+        let value = |shown| calendar(shown).value_hint;
+        assert!(value("April 2016") > value("June 2016"));
+        assert!(value("June 2016") > value("December 2016"));
     }
 
     #[test]

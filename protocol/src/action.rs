@@ -158,6 +158,16 @@ pub enum Action {
         /// Where to.
         to: ScrollEdge,
     },
+    /// Click one control several times, settling after each: a calendar's `Prev` to the month
+    /// a goal names, a stepper's `+` to a quantity. One action, because each click alone looks
+    /// like a step nowhere (a month like any other) and a search spends its budget on the
+    /// stations of a walk whose length the page already says.
+    Repeat {
+        /// What to click.
+        target: Target,
+        /// How many times (at least 2; a single click is [`Action::Click`]).
+        times: u32,
+    },
 }
 
 /// An end of a scrolling box.
@@ -192,6 +202,7 @@ impl Action {
             Action::Select { .. } => ActionShape::Select,
             Action::Check { .. } => ActionShape::Click,
             Action::Scroll { .. } => ActionShape::Scroll,
+            Action::Repeat { .. } => ActionShape::Click,
             Action::Press { key } => ActionShape::Press {
                 enter: key.eq_ignore_ascii_case("enter"),
             },
@@ -207,7 +218,8 @@ impl Action {
             Action::Click { target }
             | Action::Fill { target, .. }
             | Action::Select { target, .. }
-            | Action::Scroll { target, .. } => Some(target),
+            | Action::Scroll { target, .. }
+            | Action::Repeat { target, .. } => Some(target),
             Action::FillForm {
                 submit: Some(target),
                 ..
@@ -224,7 +236,8 @@ impl Action {
             Action::Click { target }
             | Action::Fill { target, .. }
             | Action::Select { target, .. }
-            | Action::Scroll { target, .. } => vec![target],
+            | Action::Scroll { target, .. }
+            | Action::Repeat { target, .. } => vec![target],
             Action::FillForm { fields, submit } => fields
                 .iter()
                 .map(|f| &f.target)
@@ -298,6 +311,7 @@ impl Action {
             Action::Scroll { target, to } => {
                 format!("scroll {:?} to the {}", target.name, to.as_str())
             }
+            Action::Repeat { target, times } => format!("click {:?} {times} times", target.name),
             Action::Press { key } => format!("press {key}"),
             Action::Navigate { url } => format!("navigate {url}"),
             Action::Back => "back".to_owned(),
@@ -345,6 +359,12 @@ mod tests {
         assert_eq!(scroll.shape(), ActionShape::Scroll);
         assert_eq!(scroll.label(), "scroll \"Agreement\" to the bottom");
         assert_eq!(scroll.targets().len(), 1);
+        let repeat = Action::Repeat {
+            target: target("Prev"),
+            times: 3,
+        };
+        assert_eq!(repeat.shape(), ActionShape::Click);
+        assert_eq!(repeat.label(), "click \"Prev\" 3 times");
         assert_eq!(fill.target().map(|t| t.name.as_str()), Some("Email"));
     }
 }

@@ -1153,6 +1153,7 @@ pub(crate) mod tests {
             text().prop_map(|url| Action::Navigate { url }),
             Just(Action::Back),
             Just(Action::Done),
+            (target(), 2u32..40).prop_map(|(target, times)| Action::Repeat { target, times }),
             (target(), any::<bool>()).prop_map(|(target, bottom)| Action::Scroll {
                 target,
                 to: if bottom {

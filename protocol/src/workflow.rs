@@ -211,9 +211,20 @@ fn rank_targets(action: &Action) -> Action {
         Action::Check { targets } => Action::Check {
             targets: targets.iter().map(ranked).collect(),
         },
+        Action::Scroll { target, to } => Action::Scroll {
+            target: ranked(target),
+            to: *to,
+        },
+        Action::Repeat { target, times } => Action::Repeat {
+            target: ranked(target),
+            times: *times,
+        },
         other => other.clone(),
     }
 }
+
+/// The most clicks a repeated click may make.
+pub const MAX_REPEAT: u32 = 60;
 
 /// A pattern matching `path` with every run of digits free to differ.
 pub fn path_pattern(url: &str) -> String {
@@ -386,6 +397,14 @@ impl Workflow {
                 if target.locators.is_empty() {
                     return Err(invalid(field("action"), "a target has no locator"));
                 }
+            }
+            if let Action::Repeat { times, .. } = &step.action
+                && !(2..=MAX_REPEAT).contains(times)
+            {
+                return Err(invalid(
+                    field("action"),
+                    format!("repeats a click {times} times, not 2 to {MAX_REPEAT}"),
+                ));
             }
             if let Action::Navigate { url } = &step.action {
                 let parsed = url::Url::parse(url)

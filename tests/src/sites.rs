@@ -1160,6 +1160,62 @@ pub fn dynamic() -> Router<Arc<Counters>> {
                 )
             }),
         )
+        // A date picker as jQuery UI draws one: a read-only field whose focus opens a calendar
+        // (faded in and out on a 13 ms interval, covering the submit button while shown) at
+        // May 2016, `Prev`/`Next` links without an href, the days as `#` links; a day sets the
+        // field and fades the calendar out. Submit checks the field.
+        .route(
+            "/datepicker",
+            get(|| async {
+                widget_page(
+                    "Date picker",
+                    "<p>Date: <input id=date readonly></p><button id=go>Submit</button>\
+                     <div id=cal style='display:none;position:absolute;left:0;top:20px;\
+                     width:160px;background:#fff;border:1px solid #999'></div>",
+                    "const MONTHS = ['January','February','March','April','May','June','July',\
+                       'August','September','October','November','December'];\
+                     const cal = document.getElementById('cal');\
+                     const field = document.getElementById('date');\
+                     let year = 2016, month = 4, fading = null;\
+                     const fade = (show) => {\
+                       clearInterval(fading);\
+                       let step = 0;\
+                       cal.style.display = 'block';\
+                       cal.style.opacity = show ? 0 : 1;\
+                       fading = setInterval(() => {\
+                         step += 1;\
+                         cal.style.opacity = show ? step / 25 : 1 - step / 25;\
+                         if (step >= 25) {\
+                           clearInterval(fading);\
+                           if (!show) cal.style.display = 'none';\
+                         }\
+                       }, 13);\
+                     };\
+                     const draw = () => {\
+                       const days = new Date(year, month + 1, 0).getDate();\
+                       let html = '<a class=prev title=Prev>Prev</a> <a class=next title=Next>Next</a>\
+                         <div class=title>' + MONTHS[month] + ' ' + year + '</div>';\
+                       for (let d = 1; d <= days; d++) html += '<a href=# class=day>' + d + '</a> ';\
+                       cal.innerHTML = html;\
+                       cal.querySelector('.prev').addEventListener('click', () => {\
+                         month -= 1; if (month < 0) { month = 11; year -= 1; } draw(); });\
+                       cal.querySelector('.next').addEventListener('click', () => {\
+                         month += 1; if (month > 11) { month = 0; year += 1; } draw(); });\
+                       for (const a of cal.querySelectorAll('.day')) {\
+                         a.addEventListener('click', (e) => {\
+                           e.preventDefault();\
+                           const pad = (n) => String(n).padStart(2, '0');\
+                           field.value = pad(month + 1) + '/' + pad(a.textContent) + '/' + year;\
+                           fade(false);\
+                         });\
+                       }\
+                     };\
+                     field.addEventListener('focus', () => { draw(); fade(true); });\
+                     document.getElementById('go').addEventListener('click', () =>\
+                       field.value === '02/14/2016' ? win() : lose());",
+                )
+            }),
+        )
         // A switch that answers mousedown and a save control that answers mouseup, never click.
         .route(
             "/mouse",

@@ -1356,3 +1356,57 @@ async fn ended_tasks_leave_the_queens_memory_and_are_answered_from_disk() {
     restarted.queen.shutdown().await;
     restarted.network.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_queen_stays_out_of_the_memorys_gossip() {
+    let key = [13; 32];
+    // Nodes that read goals with a sentence model (384 dimensions): the queen reads none.
+    let model = forager_protocol::wire::EmbedderId {
+        name: "all-MiniLM-L6-v2".into(),
+        digest: Digest32([7; 32]),
+        dim: 384,
+    };
+    let node_config = |bootstrap| NetworkConfig {
+        embedder: model.clone(),
+        ..config(Role::Node, key, bootstrap)
+    };
+    let (queen, mut queen_events) =
+        Network::start(&NodeIdentity::generate(), config(Role::Queen, key, vec![]))
+            .expect("starts");
+    tokio::spawn(async move { while queen_events.recv().await.is_some() {} });
+    let queen_address = listening(&queen).await;
+    let (first, mut first_events) = Network::start(
+        &NodeIdentity::generate(),
+        node_config(vec![queen_address.clone()]),
+    )
+    .expect("starts");
+    tokio::spawn(async move { while first_events.recv().await.is_some() {} });
+    let first_address = listening(&first).await;
+    let author = NodeIdentity::generate();
+    let (second, mut second_events) =
+        Network::start(&author, node_config(vec![queen_address, first_address])).expect("starts");
+    tokio::spawn(async move { while second_events.recv().await.is_some() {} });
+    let mut vector = vec![0.0f32; 384];
+    vector[5] = 1.0;
+    let value = Announcement {
+        embedder: model.clone(),
+        ..announcement(1, vector, 1.0)
+    };
+    publish_when_possible(&second, frame(&author, value)).await;
+    let started = Instant::now();
+    while first.counters().await.expect("counters").accepted == 0 {
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "the other node never got it"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    // Gossip settles; the queen neither took nor refused anything.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let at_queen = queen.counters().await.expect("counters");
+    assert_eq!(at_queen.accepted, 0);
+    assert!(at_queen.rejected.is_empty(), "{:?}", at_queen.rejected);
+    for network in [&first, &second, &queen] {
+        network.shutdown().await;
+    }
+}

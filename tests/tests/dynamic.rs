@@ -19,7 +19,9 @@
 //! suggestions came 300 ms after typing, after the page had been taken as settled) and
 //! `multiple` (a multiple-choice list had no action) came later, from the same benchmark;
 //! `agreement` and `read-to-top` (a box of text to scroll to its end or start: there was no
-//! scroll action) too.
+//! scroll action) too, and `datepicker` (a calendar stepped month by month to the goal's date,
+//! faded out on an interval after a day is picked: the page was observed mid-fade, the
+//! submit button still covered, and every month looked as near the goal as any other).
 
 use forager_protocol::result::RunResult;
 use forager_tests::sites::{self, Fixture};
@@ -260,4 +262,17 @@ async fn a_box_of_text_checked_for_where_it_was_scrolled() {
         labels(result),
         ["scroll \"reading\" to the top", "click \"Submit\""]
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_date_picker_stepped_back_to_the_goals_month() {
+    let site = sites::serve(sites::dynamic()).await;
+    let goal = "Select 02/14/2016 as the date and hit submit.";
+    let run = run(&site, "dyn-datepicker", "/datepicker", goal, "200").await;
+    let result = passed(&run);
+    let steps = labels(result);
+    // May back to February in one action.
+    assert!(steps.contains(&"click \"Prev\" 3 times"), "{steps:?}");
+    assert_eq!(steps.last(), Some(&"click \"Submit\""), "{steps:?}");
+    assert!(steps.contains(&"click \"14\""), "{steps:?}");
 }

@@ -119,6 +119,15 @@ pub(crate) async fn perform(
             heal
         }
         Action::Scroll { target, to } => Heal::of(target, tab.scroll(target, &what, *to).await?),
+        Action::Repeat { target, times } => {
+            let mut heal = None;
+            for _ in 0..(*times).min(forager_protocol::workflow::MAX_REPEAT) {
+                heal = Heal::deeper(heal, Heal::of(target, tab.click(target, &what).await?));
+                // Each click acts on what the last one left (a calendar redrawn).
+                tab.settle().await?;
+            }
+            heal
+        }
         Action::Press { key } => {
             tab.press(key).await?;
             None

@@ -309,11 +309,16 @@ impl Network {
             .map_err(|e| start(&e))?
             .with_swarm_config(|c| c.with_idle_connection_timeout(Duration::from_secs(3600)))
             .build();
-        swarm
-            .behaviour_mut()
-            .gossipsub
-            .subscribe(&IdentTopic::new(TOPIC))
-            .map_err(|e| start(&e))?;
+        // Only nodes keep the memory. A queen or a client that joined the topic would check
+        // every rollout against an embedder it does not have (it has none), reject a node's
+        // honest announcements as `wrong_dimension` and score the node down for them.
+        if config.role == Role::Node {
+            swarm
+                .behaviour_mut()
+                .gossipsub
+                .subscribe(&IdentTopic::new(TOPIC))
+                .map_err(|e| start(&e))?;
+        }
         for address in &config.listen {
             swarm.listen_on(address.clone()).map_err(|e| start(&e))?;
         }

@@ -156,6 +156,9 @@ pub(super) fn narration(step: &ResultStep) -> Markup {
             Action::Scroll { target, to } => {
                 "Scrolled “" (clip(&target.name, 80)) "” to the " (to.as_str())
             }
+            Action::Repeat { target, times } => {
+                "Clicked “" (clip(&target.name, 80)) "” " (times) " times"
+            }
             Action::Press { key } => { "Pressed " (key) }
             Action::Navigate { url } => { "Went to " (url) }
             Action::Back => { "Went back" }

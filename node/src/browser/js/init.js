@@ -8,6 +8,8 @@
 // - timers (setTimeout, setInterval) run from one queue ordered by (due time, creation order),
 //   paced in real time as the page asked, so two loads fire the same callbacks in the same
 //   order and read the same times;
+// - what real input set going (timers, an animation's fast interval or frames) is tracked, so
+//   that settling waits until it has run (`forager.soon`);
 // - dialogs that never block (recorded on the console and dismissed).
 //
 // FORAGER_SEED and FORAGER_EPOCH_MS are defined before this body.
@@ -70,6 +72,14 @@
   let inInput = 0;
   let runningCause = 0;
   const SOON_MS = 1000;
+  const ANIMATION_TICK_MS = 50;
+  // Animation frames requested by real input (or by such a frame's callback), pending now;
+  // a chain is followed for at most ANIMATION_FRAMES frames (an endless spinner is not waited
+  // for).
+  const ANIMATION_FRAMES = 90;
+  const causedFrames = new Set();
+  let frameBudget = 0;
+  let inCausedFrame = false;
   const before = (a, b) => a.due < b.due || (a.due === b.due && a.seq < b.seq);
   const push = (timer) => {
     heap.push(timer);
@@ -142,8 +152,14 @@
   const add = (callback, delay, args, interval) => {
     const fn = typeof callback === "function" ? callback : () => (0, eval)(String(callback));
     const ms = Math.max(interval ? 1 : 0, Number(delay) || 0);
-    const caused = interval ? 0 : inInput > 0 ? 1 : runningCause > 0 && runningCause < 3 ? runningCause + 1 : 0;
-    const timer = { id: nextId++, due: virtual + ms, seq: sequence++, delay: ms, callback: fn, args, interval, cancelled: false, caused };
+    // An interval counts only when it ticks fast and real input started it (an animation's
+    // ticks: jQuery's fades run on a 13 ms interval), and only for its first second: a clock
+    // or a poll loop is not waited for.
+    const caused = interval
+      ? ms <= ANIMATION_TICK_MS && inInput > 0 ? 1 : 0
+      : inInput > 0 ? 1 : runningCause > 0 && runningCause < 3 ? runningCause + 1 : 0;
+    const until = interval ? virtual + SOON_MS : Infinity;
+    const timer = { id: nextId++, due: virtual + ms, seq: sequence++, delay: ms, callback: fn, args, interval, cancelled: false, caused, until };
     live.set(timer.id, timer);
     push(timer);
     arm();
@@ -162,8 +178,9 @@
         let soonest = -1;
         for (const timer of live.values()) {
           const left = Math.max(0, timer.due - virtual);
-          if (timer.caused && !timer.cancelled && left <= SOON_MS && (soonest < 0 || left < soonest)) soonest = left;
+          if (timer.caused && !timer.cancelled && timer.due <= timer.until && left <= SOON_MS && (soonest < 0 || left < soonest)) soonest = left;
         }
+        if (causedFrames.size > 0 && (soonest < 0 || soonest > 16)) soonest = 16;
         return soonest;
       },
       configurable: false,
@@ -177,16 +194,32 @@
     // Each frame is 16 ms of virtual time; callbacks of one frame share its virtual time.
     let lastFrame = null;
     let frameTime = 0;
-    define(window, "requestAnimationFrame", (callback) =>
-      realRaf((real) => {
+    define(window, "requestAnimationFrame", (callback) => {
+      if (inInput > 0) frameBudget = ANIMATION_FRAMES;
+      const caused = (inInput > 0 || runningCause > 0 || inCausedFrame) && frameBudget > 0;
+      if (caused) frameBudget -= 1;
+      const id = realRaf((real) => {
         if (real !== lastFrame) {
           lastFrame = real;
           advanceTo(frameTime + 16);
           frameTime = virtual;
         }
-        callback(frameTime);
-      })
-    );
+        causedFrames.delete(id);
+        inCausedFrame = caused;
+        try {
+          callback(frameTime);
+        } finally {
+          inCausedFrame = false;
+        }
+      });
+      if (caused) causedFrames.add(id);
+      return id;
+    });
+    const realCancelRaf = window.cancelAnimationFrame.bind(window);
+    define(window, "cancelAnimationFrame", (id) => {
+      causedFrames.delete(id);
+      return realCancelRaf(id);
+    });
   }
 
   // Elements that listen for pointer input: a page's own handlers (`addEventListener`,
@@ -200,6 +233,9 @@
   // through `window[Symbol.for("forager.handled")]`.
   const POINTER_EVENTS = new Set(["click", "mousedown", "mouseup", "pointerdown", "pointerup", "dblclick", "touchstart"]);
   const INPUT_EVENTS = new Set([...POINTER_EVENTS, "keydown", "keyup", "keypress", "input", "change"]);
+  // What a click or a key sets off besides: a widget that opens on focus (a date picker) is
+  // input-caused too, though its handler running is no sign that the action did something.
+  const CAUSE_EVENTS = new Set([...INPUT_EVENTS, "focus", "focusin", "blur", "focusout"]);
   const MARK = "data-forager-listens";
   let handled = 0;
   try {
@@ -215,7 +251,7 @@
   // Whether a handler on this target counts: an element's own, not the page's or the body's
   // catch-all listeners (which run on every click).
   const counted = (target, type) =>
-    INPUT_EVENTS.has(type) && target instanceof Element && target !== document.documentElement && target !== document.body;
+    CAUSE_EVENTS.has(type) && target instanceof Element && target !== document.documentElement && target !== document.body;
   // One wrapper per listener, so that removeEventListener finds what addEventListener added.
   const wrappers = new WeakMap();
   const wrap = (listener) => {
@@ -225,7 +261,7 @@
       wrapper = function (event) {
         const trusted = Boolean(event && event.isTrusted);
         if (trusted) {
-          handled += 1;
+          if (INPUT_EVENTS.has(event.type)) handled += 1;
           inInput += 1;
         }
         try {
@@ -249,7 +285,7 @@
     if (wrapper) realRemove.call(this, type, wrapper, options);
     return realRemove.call(this, type, listener, options);
   });
-  for (const type of ["click", "mousedown", "mouseup", "dblclick", "keydown", "keyup", "keypress", "input", "change"]) {
+  for (const type of ["click", "mousedown", "mouseup", "dblclick", "keydown", "keyup", "keypress", "input", "change", "focus", "blur"]) {
     const property = Object.getOwnPropertyDescriptor(HTMLElement.prototype, "on" + type);
     if (!property || !property.set) continue;
     const originals = new WeakMap();

@@ -142,6 +142,20 @@
     snapshot.push(line);
   }
 
+  // Titles of widgets that are not headings (a calendar's "March 2016", a dialog's title, a
+  // table's caption, a live region): stepping a calendar changes only them, and without them
+  // March and May look alike. Digits masked, so a counter or a clock in one is no new state.
+  {
+    let titles = 0;
+    for (const el of document.querySelectorAll("caption, legend, output, [aria-live]:not([aria-live=off]), [class*=title i]")) {
+      if (titles >= 20 || snapshot.length >= MAX_SNAPSHOT) break;
+      if (el.tagName === "TITLE" || el.matches(INTERACTIVE) || el.closest(INTERACTIVE) || el.querySelector(INTERACTIVE)) continue;
+      const text = clip(el.innerText || "", 80).replace(/[0-9]+/g, "#");
+      if (!text || !visible(el)) continue;
+      snapshot.push(`title ${JSON.stringify(text)}`);
+      titles += 1;
+    }
+  }
   for (const box of scrollables) {
     if (snapshot.length >= MAX_SNAPSHOT) break;
     snapshot.push(`scroll ${JSON.stringify(clip(box.name, 120))} at=${box.at}`);
