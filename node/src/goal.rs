@@ -145,6 +145,38 @@ fn dates_in(words: &[&str]) -> Vec<GoalDate> {
     found
 }
 
+/// Ranges of whole numbers: `0-9`, `3–7`, `between 3 and 7`, `from 3 to 7` (low first).
+fn ranges_in(words: &[&str]) -> Vec<(i64, i64)> {
+    let number = |word: &str| trim_punctuation(word).parse::<i64>().ok();
+    let mut found = Vec::new();
+    for (i, raw) in words.iter().enumerate() {
+        let word = trim_punctuation(raw);
+        let dashed = word
+            .split_once(['-', '\u{2013}'])
+            .and_then(|(a, b)| Some((a.parse::<i64>().ok()?, b.parse::<i64>().ok()?)));
+        let spelled = match (word.to_lowercase().as_str(), words.get(i + 2)) {
+            ("between", Some(joint)) if trim_punctuation(joint).eq_ignore_ascii_case("and") => {
+                words
+                    .get(i + 1)
+                    .and_then(|a| number(a))
+                    .zip(words.get(i + 3).and_then(|b| number(b)))
+            }
+            ("from", Some(joint)) if trim_punctuation(joint).eq_ignore_ascii_case("to") => words
+                .get(i + 1)
+                .and_then(|a| number(a))
+                .zip(words.get(i + 3).and_then(|b| number(b))),
+            _ => None,
+        };
+        if let Some((low, high)) = dashed.or(spelled)
+            && low < high
+            && !found.contains(&(low, high))
+        {
+            found.push((low, high));
+        }
+    }
+    found
+}
+
 /// The dates a text names (as [`GoalReading::dates`] reads them).
 pub fn dates_of(text: &str) -> Vec<GoalDate> {
     dates_in(&text.split_whitespace().collect::<Vec<_>>())
@@ -177,6 +209,8 @@ pub struct GoalReading {
     pub case: Option<Case>,
     /// Calendar dates the goal names.
     pub dates: Vec<GoalDate>,
+    /// Ranges of whole numbers the goal names ("between 0-9", "from 3 to 7"), in order.
+    pub ranges: Vec<(i64, i64)>,
 }
 
 const ORDINAL_WORDS: &[&str] = &[
@@ -289,6 +323,7 @@ impl GoalReading {
             None
         };
         let dates = dates_in(&words);
+        let ranges = ranges_in(&words);
         GoalReading {
             quoted,
             tokens,
@@ -296,6 +331,7 @@ impl GoalReading {
             positions,
             case,
             dates,
+            ranges,
         }
     }
 
@@ -454,6 +490,24 @@ mod tests {
             Some((2016, 12))
         );
         assert_eq!(shown_month("May the 4th"), None);
+    }
+
+    #[test]
+    fn ranges_of_whole_numbers() {
+        assert_eq!(
+            GoalReading::of("Guess the number between 0-9 and press Submit.").ranges,
+            [(0, 9)]
+        );
+        assert_eq!(
+            GoalReading::of("Pick one between 3 and 7, or from 10 to 12.").ranges,
+            [(3, 7), (10, 12)]
+        );
+        // Not ranges: a date, a code, a backwards pair.
+        assert!(
+            GoalReading::of("On 2016-12-01 enter AB-12 or 9-3")
+                .ranges
+                .is_empty()
+        );
     }
 
     #[test]

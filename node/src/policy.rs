@@ -1219,6 +1219,15 @@ impl<E: Embedder> DefaultPolicy<E> {
         for token in &reading.tokens {
             literal(token.clone(), token.clone());
         }
+        // A small range the goal names ("a number between 0-9"): each of its numbers is a
+        // value to try, and the page's answer (or the success check) tells which one.
+        for &(low, high) in &reading.ranges {
+            if high - low <= MAX_RANGE_VALUES {
+                for n in low..=high {
+                    literal(n.to_string(), format!("number {n}"));
+                }
+            }
+        }
         for name in &reading.names {
             // "press Submit" names a control, not a value.
             if observation
@@ -1418,6 +1427,9 @@ fn click_candidate(element: &Element, risk: RiskClass, target: Option<u64>) -> C
         target,
     }
 }
+
+/// The widest range of numbers the goal names whose members are all offered as values.
+const MAX_RANGE_VALUES: i64 = 20;
 
 /// How the options of one multiple choice are joined in `Action::Select` (`act.js` splits on it).
 pub const MULTIPLE_OPTIONS: &str = "\n";

@@ -292,15 +292,23 @@ const covered = (el) => {
 // ("trash", "star"): letters only, no generated hashes.
 const classWords = (el) => {
   const raw = typeof el.className === "string" ? el.className : (el.getAttribute("class") || "");
-  // The class names first; an id (`send-reply`) when they say nothing.
-  return tokenWords(raw) || tokenWords(el.id || "");
+  // The class names first; an id (`send-reply`) when they say nothing; and an id with digits
+  // (a board's cells: `ttt-4`), which tells the element from its like (a seeded page draws it
+  // the same on every load), so that `mark x ttt 4` is one cell's state.
+  const id = el.id || "";
+  const numbered = /\d/.test(id) ? tokenWords(id, true) : "";
+  return [tokenWords(raw, false) || tokenWords(id, false), numbered].filter(Boolean).join(" ");
 };
-const tokenWords = (raw) => {
+const tokenWords = (raw, digits) => {
   const words = [];
   for (const token of raw.split(/\s+/)) {
-    if (!token || /\d/.test(token) || token.length > 24) continue;
+    if (!token || (!digits && /\d/.test(token)) || token.length > 24) continue;
+    let after = false; // a short word counts after a long one: `mark-x`, `mark-o`
     for (const w of token.replace(/([a-z])([A-Z])/g, "$1 $2").split(/[-_\s]+/)) {
-      if (w.length >= 3 && !words.includes(w.toLowerCase())) words.push(w.toLowerCase());
+      const word = w.toLowerCase();
+      const keep = w.length >= 3 || (after && w.length > 0) || (digits && /^\d+$/.test(w));
+      if (keep && !words.includes(word)) words.push(word);
+      after = w.length >= 3;
     }
   }
   return words.slice(0, 4).join(" ");
