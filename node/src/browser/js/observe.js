@@ -161,6 +161,16 @@
     snapshot.push(`scroll ${JSON.stringify(clip(box.name, 120))} at=${box.at}`);
   }
 
+  // The page's visible prose, as one digest line: two pages that offer the same controls but
+  // show different content (one email open or another, one article or another in a
+  // single-page app) are different states, not transpositions of each other. Digits masked as
+  // in titles (a clock or a counter is no new state); letters only, so the fingerprint's
+  // masking of hex nonces leaves the digest alone.
+  if (document.body && snapshot.length < MAX_SNAPSHOT) {
+    const prose = (document.body.innerText || "").slice(0, 20000).replace(/[0-9]+/g, "#").replace(/\s+/g, " ").trim();
+    if (prose) snapshot.push(`text ${letterDigest(prose)}`);
+  }
+
   const forms = Array.from(document.forms).slice(0, 50).map((f) =>
     clip(f.getAttribute("name") || f.getAttribute("id") || f.getAttribute("action") || "form", 80));
 

@@ -334,3 +334,21 @@ const isTextScroller = (el) => {
   }
   return visible(el);
 };
+
+// A 64-bit digest of a text (two FNV-1a passes with different offsets) written in letters
+// only: a digest in hex would read as a nonce to the fingerprint's normaliser.
+const letterDigest = (text) => {
+  let a = 0x811c9dc5;
+  let b = 0x01000193 ^ 0x5bd1e995;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    a = Math.imul(a ^ c, 0x01000193) >>> 0;
+    b = Math.imul(b ^ c, 0x0100019d) >>> 0;
+  }
+  const letters = (n) => {
+    let out = "";
+    for (let k = 0; k < 7; k++) { out += String.fromCharCode(97 + (n % 26)); n = Math.floor(n / 26); }
+    return out;
+  };
+  return letters(a) + letters(b);
+};
