@@ -460,6 +460,10 @@ struct GoalProgress {
     choices: Option<f64>,
     /// The values the goal gives that some field holds.
     values: Option<f64>,
+    /// The goal's names (other than the page's controls) that the page shows as content, not
+    /// as a control to pick ("the email by Wilhelmina": her email open, not the inbox row), or
+    /// holds in a field.
+    names: Option<f64>,
 }
 
 fn goal_progress(observation: &Observation, reading: &GoalReading, goal: &str) -> GoalProgress {
@@ -529,9 +533,48 @@ fn goal_progress(observation: &Observation, reading: &GoalReading, goal: &str) -
             done += 1;
         }
     }
+    let in_control = |name: &str| {
+        observation
+            .elements
+            .iter()
+            .any(|e| crate::embed::words(&e.name).any(|w| w == name))
+    };
+    // The page's words without the goal itself, where the page prints it (a task page shows
+    // its instruction): the goal's names are always in that.
+    let mut content: Vec<String> = crate::embed::words(&observation.text_excerpt).collect();
+    let goal_words: Vec<String> = crate::embed::words(goal).collect();
+    if !goal_words.is_empty()
+        && let Some(at) = content
+            .windows(goal_words.len())
+            .position(|w| w == goal_words.as_slice())
+    {
+        content.drain(at..at + goal_words.len());
+    }
+    let (mut wanted_names, mut shown_names) = (0usize, 0usize);
+    for name in &reading.names {
+        let lower = name.text.to_lowercase();
+        // "press Submit" names a control of this page, not a subject.
+        if observation
+            .elements
+            .iter()
+            .any(|e| e.name.eq_ignore_ascii_case(&name.text))
+        {
+            continue;
+        }
+        wanted_names += 1;
+        let as_content = content.contains(&lower) && !in_control(&lower);
+        if as_content
+            || held
+                .iter()
+                .any(|h| h.trim().eq_ignore_ascii_case(&name.text))
+        {
+            shown_names += 1;
+        }
+    }
     GoalProgress {
         choices,
         values: (wanted > 0).then(|| done as f64 / wanted as f64),
+        names: (wanted_names > 0).then(|| shown_names as f64 / wanted_names as f64),
     }
 }
 
@@ -868,7 +911,17 @@ impl<E: Embedder> Policy for DefaultPolicy<E> {
                     .elements
                     .iter()
                     .any(|e| is_text_field(e) && e.name == element.name);
-            let affinity = (self.mixed_affinity(&goal, &task.goal, element) + positions[index])
+            // An element that carries a name the goal spells out ("the email by Wilhelmina",
+            // "click on \"Yes\"") is what the goal is about, however little else of the goal
+            // its text shares (a list row's subject and preview dilute the n-grams).
+            let affinity = self.mixed_affinity(&goal, &task.goal, element).max(
+                if names_goal_word(element, &reading) {
+                    NAMED_AFFINITY
+                } else {
+                    0.0
+                },
+            );
+            let affinity = (affinity + positions[index])
                 * keeps_course(element, task, &observation.url)
                 * choices.factor(element)
                 * if focuses_only { 0.1 } else { 1.0 };
@@ -1150,6 +1203,11 @@ impl<E: Embedder> Policy for DefaultPolicy<E> {
         if let Some(choices) = progress.choices {
             value_hint = 0.5 * value_hint + 0.5 * choices;
         }
+        // The goal's subjects on show (an email by the sender the goal names, open) are half
+        // of it: every page of an inbox otherwise looks as promising as the next.
+        if let Some(names) = progress.names {
+            value_hint = 0.5 * value_hint + 0.5 * names;
+        }
         // Values typed raise a state's value; their absence lowers nothing (the goal's quoted
         // product name is not for the checkout form's fields).
         if let Some(values) = progress.values {
@@ -1426,6 +1484,24 @@ fn click_candidate(element: &Element, risk: RiskClass, target: Option<u64>) -> C
         key: action_key(&format!("click {} {}", element.role, element.name)),
         target,
     }
+}
+
+/// The affinity at least of an element that carries a name or a quoted text of the goal.
+const NAMED_AFFINITY: f64 = 0.8;
+
+/// Whether the element's name or text holds one of the goal's quoted texts or capitalised
+/// names as whole words (case-insensitive).
+fn names_goal_word(element: &Element, reading: &GoalReading) -> bool {
+    let holds = |haystack: &str, needle: &str| {
+        let hay: Vec<String> = crate::embed::words(haystack).collect();
+        let needle: Vec<String> = crate::embed::words(needle).collect();
+        !needle.is_empty() && hay.windows(needle.len()).any(|w| w == needle.as_slice())
+    };
+    reading
+        .quoted
+        .iter()
+        .chain(&reading.names)
+        .any(|q| holds(&element.name, &q.text) || holds(&element.text, &q.text))
 }
 
 /// The widest range of numbers the goal names whose members are all offered as values.
