@@ -533,26 +533,16 @@ fn goal_progress(observation: &Observation, reading: &GoalReading, goal: &str) -
             done += 1;
         }
     }
-    let in_control = |name: &str| {
-        observation
-            .elements
-            .iter()
-            .any(|e| crate::embed::words(&e.name).any(|w| w == name))
-    };
     // The page's words without the goal itself, where the page prints it (a task page shows
     // its instruction): the goal's names are always in that.
-    let mut content: Vec<String> = crate::embed::words(&observation.text_excerpt).collect();
-    let goal_words: Vec<String> = crate::embed::words(goal).collect();
-    if !goal_words.is_empty()
-        && let Some(at) = content
-            .windows(goal_words.len())
-            .position(|w| w == goal_words.as_slice())
-    {
-        content.drain(at..at + goal_words.len());
-    }
+    let content = padded_words(&observation.text_excerpt).replacen(&goal_text, " ", 1);
+    let controls: Vec<String> = observation
+        .elements
+        .iter()
+        .map(|e| padded_words(&e.name))
+        .collect();
     let (mut wanted_names, mut shown_names) = (0usize, 0usize);
     for name in &reading.names {
-        let lower = name.text.to_lowercase();
         // "press Submit" names a control of this page, not a subject.
         if observation
             .elements
@@ -562,7 +552,8 @@ fn goal_progress(observation: &Observation, reading: &GoalReading, goal: &str) -
             continue;
         }
         wanted_names += 1;
-        let as_content = content.contains(&lower) && !in_control(&lower);
+        let as_content = names_phrase(&content, &name.text)
+            && !controls.iter().any(|c| names_phrase(c, &name.text));
         if as_content
             || held
                 .iter()
@@ -1492,16 +1483,15 @@ const NAMED_AFFINITY: f64 = 0.8;
 /// Whether the element's name or text holds one of the goal's quoted texts or capitalised
 /// names as whole words (case-insensitive).
 fn names_goal_word(element: &Element, reading: &GoalReading) -> bool {
-    let holds = |haystack: &str, needle: &str| {
-        let hay: Vec<String> = crate::embed::words(haystack).collect();
-        let needle: Vec<String> = crate::embed::words(needle).collect();
-        !needle.is_empty() && hay.windows(needle.len()).any(|w| w == needle.as_slice())
-    };
+    if reading.quoted.is_empty() && reading.names.is_empty() {
+        return false;
+    }
+    let (name, text) = (padded_words(&element.name), padded_words(&element.text));
     reading
         .quoted
         .iter()
         .chain(&reading.names)
-        .any(|q| holds(&element.name, &q.text) || holds(&element.text, &q.text))
+        .any(|q| names_phrase(&name, &q.text) || names_phrase(&text, &q.text))
 }
 
 /// The widest range of numbers the goal names whose members are all offered as values.
@@ -1582,6 +1572,40 @@ mod tests {
                 .collect(),
             allowed_origins: vec!["http://127.0.0.1:1".into()],
         }
+    }
+
+    #[test]
+    fn the_goals_names_pick_the_row_and_value_the_page_that_shows_them() {
+        let goal = "Find the email by Wilhelmina and forward that email to Malva.";
+        let reading = GoalReading::of(goal);
+        let rows = ["Wilhelmina Leo placerat", "Marlena Dolor suspendis"];
+        assert!(names_goal_word(&element("clickable", rows[0]), &reading));
+        assert!(!names_goal_word(&element("clickable", rows[1]), &reading));
+        assert!(!names_goal_word(
+            &element("button", "Wilhelminas"),
+            &reading
+        ));
+
+        // The inbox: her name is on a row to pick, and the page prints the goal itself.
+        let mut inbox = page(rows.iter().map(|r| element("clickable", r)).collect());
+        inbox.text_excerpt = format!("{goal} {} {}", rows[0], rows[1]);
+        // Her email open: her name is content; another's: it is nowhere.
+        let open = |sender: &str| {
+            let mut email = page(vec![
+                element("button", "Reply"),
+                element("button", "Forward"),
+            ]);
+            email.text_excerpt = format!("{goal} {sender} Leo placerat. Reply Forward");
+            email
+        };
+        let names = |o: &Observation| goal_progress(o, &reading, goal).names;
+        assert_eq!(names(&inbox), Some(0.0));
+        assert_eq!(names(&open("Wilhelmina")), Some(0.5));
+        assert_eq!(names(&open("Marlena")), Some(0.0));
+        let policy = DefaultPolicy::default();
+        let value = |o: &Observation| policy.propose(o, &task(goal, &[])).value_hint;
+        assert!(value(&open("Wilhelmina")) > value(&open("Marlena")));
+        assert!(value(&open("Wilhelmina")) > value(&inbox));
     }
 
     #[test]
@@ -2126,5 +2150,36 @@ mod tests {
                 .iter()
                 .all(|c| c.risk == RiskClass::ReadOnly)
         );
+    }
+
+    #[test]
+    fn a_small_range_in_the_goal_is_tried_number_by_number() {
+        let values = |goal: &str| {
+            let mut field = element("textbox", "");
+            field.form = Some(FormContext {
+                name: "guess".into(),
+                submit_name: Some("Submit".into()),
+                posts: false,
+                selector: "#g".into(),
+                implicit: false,
+            });
+            DefaultPolicy::default()
+                .propose(&page(vec![field]), &task(goal, &[]))
+                .candidates
+                .iter()
+                .filter(|c| matches!(c.action, Action::FillForm { .. }))
+                .map(|c| c.action.label())
+                .collect::<Vec<_>>()
+        };
+        let small = values("Guess the number between 0-9 and press Submit.");
+        for n in 0..=9 {
+            assert!(
+                small.iter().any(|l| l.contains(&format!("\"{n}\""))),
+                "{n}: {small:?}"
+            );
+        }
+        // A range wider than MAX_RANGE_VALUES is not spelled out.
+        let wide = values("Guess the number between 0-999 and press Submit.");
+        assert!(!wide.iter().any(|l| l.contains("\"500\"")), "{wide:?}");
     }
 }

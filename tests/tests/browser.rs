@@ -239,6 +239,55 @@ async fn timers_and_clocks_are_controlled_so_two_loads_agree() {
     assert_no_chromium_left(&prefix);
 }
 
+/// Two pages with the same controls and different text are two states (one email open or
+/// another: before, the second was pruned as a transposition of the first); a counter's digits
+/// changing is not a new state.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_pages_text_tells_apart_pages_with_the_same_controls() {
+    use forager_node::browser::{NetworkLog, OriginGuard, Tab, Timeouts};
+    let site = sites::serve(sites::dynamic()).await;
+    let prefix = unique_prefix("text-states");
+    let pool = BrowserPool::new(BrowserOptions {
+        profile_prefix: prefix.clone(),
+        ..BrowserOptions::default()
+    });
+    let url = site.url("/read-to-top");
+    let (browser, _) = pool.browser().await.expect("Chromium starts");
+    let guard = Arc::new(OriginGuard::new([url.as_str()]));
+    let network = Arc::new(std::sync::Mutex::new(NetworkLog::default()));
+    let mut tab = Tab::open(browser, guard, network, 1, None, Timeouts::default())
+        .await
+        .expect("a tab");
+    tab.navigate(&url).await.expect("loads");
+    let shown = |text: &str| {
+        format!(
+            "(() => {{ const p = document.getElementById('shown') || document.body.appendChild(\
+             Object.assign(document.createElement('p'), {{id: 'shown'}})); \
+             p.textContent = {text:?}; return true; }})()"
+        )
+    };
+    let mut fingerprints = Vec::new();
+    for text in [
+        "From Wilhelmina: 3 new",
+        "From Marlena: 3 new",
+        "From Marlena: 14 new",
+    ] {
+        tab.evaluate(shown(text), false).await.expect("writes");
+        fingerprints.push(tab.observation().await.expect("observes").fingerprint);
+    }
+    assert_ne!(
+        fingerprints[0], fingerprints[1],
+        "another sender, another state"
+    );
+    assert_eq!(
+        fingerprints[1], fingerprints[2],
+        "a counter is no new state"
+    );
+    tab.close().await;
+    pool.shutdown().await;
+    assert_no_chromium_left(&prefix);
+}
+
 /// The names of the page's controls, in document order: what generated content looks like.
 fn control_names(env: &ChromiumEnv) -> Vec<String> {
     env.observation()
