@@ -273,8 +273,13 @@ impl GoalReading {
             let capitalised = word.chars().next().is_some_and(char::is_uppercase)
                 && word.chars().skip(1).any(char::is_lowercase)
                 && word.chars().all(char::is_alphabetic);
-            if capitalised
-                && !sentence_start
+            // A handle ("posts by @aliquam") names someone as a capital does.
+            let handle = word.len() > 1
+                && word.starts_with('@')
+                && word[1..]
+                    .chars()
+                    .all(|c| c.is_alphanumeric() || c == '_' || c == '.');
+            if (capitalised && !sentence_start || handle)
                 && !quoted.iter().any(|q| q.text.contains(word))
                 && !names.iter().any(|n| n.text == word)
             {
@@ -442,6 +447,13 @@ mod tests {
                 .names
                 .is_empty()
         );
+        // A handle names someone, even first in a sentence; a lone "@" does not.
+        let handles: Vec<String> = GoalReading::of("@et: mute. Like all posts by @aliquam, not @.")
+            .names
+            .into_iter()
+            .map(|n| n.text)
+            .collect();
+        assert_eq!(handles, ["@et", "@aliquam"]);
     }
 
     #[test]

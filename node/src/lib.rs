@@ -14,12 +14,14 @@
 //! - [`browser`]: headless Chromium as an [`Environment`].
 //! - [`net`]: the libp2p swarm (private network, gossip with validation, request-response).
 //! - [`index`]: the HNSW replica of the cluster's trajectories, persisted and synced.
+//! - [`arithmetic`]: sums and one-unknown equations a page poses, solved (values to type).
 //! - [`goal`]: what a goal's text names literally (quotes, numbers, names, positions).
 //! - [`worker`]: a node's loop: expansions, branch searches, replays and syncs asked by peers.
 //! - [`model`]: a sentence-embedding model (all-MiniLM-L6-v2 by default) run with candle.
 //! - [`actor`]: the request/reply helper of the node's actors (swarm, browser pool).
 
 pub mod actor;
+pub mod arithmetic;
 pub mod browser;
 pub mod consent;
 pub mod embed;

@@ -374,6 +374,21 @@ fn names_phrase(goal_words: &str, name: &str) -> bool {
     phrase.len() >= 2 && goal_words.contains(&format!(" {phrase} "))
 }
 
+/// Whether `raw` text (and its [`padded_words`]) names `name`: a handle (`@et`) only as that
+/// very token, not as the word "et" of some other text; anything else as a whole phrase.
+fn mentions(raw: &str, padded: &str, name: &str) -> bool {
+    if name.starts_with('@') {
+        return raw
+            .split(|c: char| c.is_whitespace() || ",;:()[]\"'".contains(c))
+            .any(|token| {
+                token
+                    .trim_end_matches(['.', '!', '?'])
+                    .eq_ignore_ascii_case(name)
+            });
+    }
+    names_phrase(padded, name)
+}
+
 /// A control that holds a choice the page keeps: a checkbox, a radio button, a switch.
 fn is_choice(element: &Element) -> bool {
     matches!(element.role.as_str(), "checkbox" | "radio" | "switch")
@@ -464,6 +479,9 @@ struct GoalProgress {
     /// as a control to pick ("the email by Wilhelmina": her email open, not the inbox row), or
     /// holds in a field.
     names: Option<f64>,
+    /// Items that show one number with an "Odd" and an "Even" control: the share marked with
+    /// the one that fits, less those marked with the other.
+    parity: Option<f64>,
 }
 
 fn goal_progress(observation: &Observation, reading: &GoalReading, goal: &str) -> GoalProgress {
@@ -541,6 +559,7 @@ fn goal_progress(observation: &Observation, reading: &GoalReading, goal: &str) -
         .iter()
         .map(|e| padded_words(&e.name))
         .collect();
+    let raw_content = observation.text_excerpt.replacen(goal, " ", 1);
     let (mut wanted_names, mut shown_names) = (0usize, 0usize);
     for name in &reading.names {
         // "press Submit" names a control of this page, not a subject.
@@ -552,8 +571,12 @@ fn goal_progress(observation: &Observation, reading: &GoalReading, goal: &str) -
             continue;
         }
         wanted_names += 1;
-        let as_content = names_phrase(&content, &name.text)
-            && !controls.iter().any(|c| names_phrase(c, &name.text));
+        let as_content = mentions(&raw_content, &content, &name.text)
+            && !observation
+                .elements
+                .iter()
+                .zip(&controls)
+                .any(|(e, c)| mentions(&e.name, c, &name.text));
         if as_content
             || held
                 .iter()
@@ -562,8 +585,21 @@ fn goal_progress(observation: &Observation, reading: &GoalReading, goal: &str) -
             shown_names += 1;
         }
     }
+    let (mut items, mut fit, mut misfit) = (0usize, 0usize, 0usize);
+    for element in &observation.elements {
+        match crate::arithmetic::parity_fits(&element.name, &element.record) {
+            Some(true) => {
+                items += 1;
+                fit += usize::from(element.checked);
+            }
+            Some(false) => misfit += usize::from(element.checked),
+            None => {}
+        }
+    }
+    let parity = (items > 0).then(|| ((fit as f64 - misfit as f64) / items as f64).clamp(0.0, 1.0));
     GoalProgress {
         choices,
+        parity,
         values: (wanted > 0).then(|| done as f64 / wanted as f64),
         names: (wanted_names > 0).then(|| shown_names as f64 / wanted_names as f64),
     }
@@ -865,6 +901,7 @@ impl<E: Embedder> Policy for DefaultPolicy<E> {
         let mut scored: Vec<(Candidate<Action>, f64)> = Vec::new();
         let reading = GoalReading::of(&task.goal);
         let sources = self.sources(observation, task, &reading, &goal);
+        let spare = spare_words(&task.goal, observation, &sources);
         let positions = position_bonus(observation, &reading);
         // The calendar's steps lift priors only: a page is not more promising for holding a
         // calendar (its nearness to the goal's month is its value, below).
@@ -911,7 +948,17 @@ impl<E: Embedder> Policy for DefaultPolicy<E> {
                 } else {
                     0.0
                 },
-            );
+            ) + if record_names_goal_word(element, &reading) {
+                RECORD_NAMED_LIFT
+            } else {
+                0.0
+            };
+            // "Odd" or "Even" beside a number: the one that fits it first.
+            let affinity = match crate::arithmetic::parity_fits(&element.name, &element.record) {
+                Some(true) => affinity + PARITY_LIFT,
+                Some(false) => affinity * 0.3,
+                None => affinity,
+            };
             let affinity = (affinity + positions[index])
                 * keeps_course(element, task, &observation.url)
                 * choices.factor(element)
@@ -1043,14 +1090,16 @@ impl<E: Embedder> Policy for DefaultPolicy<E> {
         }
         for (selector, fields) in &forms {
             let form = fields[0].form.as_ref();
+            // A button, or in an implicit form a clickable that reads like one ("Submit" on a
+            // <div> the page listens to).
             let submit = observation.elements.iter().find(|e| {
-                e.role == "button"
+                (e.role == "button" || (e.role == "clickable" && form.is_some_and(|f| f.implicit)))
                     && e.form.as_ref().is_some_and(|f| f.selector == *selector)
                     && form
                         .and_then(|f| f.submit_name.as_deref())
                         .is_some_and(|n| n == e.name)
             });
-            for (assignment, quality) in self.assignments(fields, &sources, &goal) {
+            for (assignment, quality) in self.assignments(fields, &sources, &spare, &goal) {
                 if assignment.is_empty() {
                     continue;
                 }
@@ -1098,8 +1147,22 @@ impl<E: Embedder> Policy for DefaultPolicy<E> {
                 ));
             }
         }
+        // Spare words go into fields of a form-like page only (two text fields or more): a
+        // lone search box is not to be filled with every word of the goal.
+        let loose_spare: &[String] = if observation
+            .elements
+            .iter()
+            .filter(|e| is_text_field(e))
+            .count()
+            >= 2
+        {
+            &spare
+        } else {
+            &[]
+        };
         for (index, element) in loose {
-            for (assignment, quality) in self.assignments(&[element], &sources, &goal) {
+            for (assignment, quality) in self.assignments(&[element], &sources, loose_spare, &goal)
+            {
                 let Some(field) = assignment.into_iter().next() else {
                     continue;
                 };
@@ -1194,6 +1257,10 @@ impl<E: Embedder> Policy for DefaultPolicy<E> {
         if let Some(choices) = progress.choices {
             value_hint = 0.5 * value_hint + 0.5 * choices;
         }
+        // The same for numbers marked odd or even.
+        if let Some(parity) = progress.parity {
+            value_hint = 0.5 * value_hint + 0.5 * parity;
+        }
         // The goal's subjects on show (an email by the sender the goal names, open) are half
         // of it: every page of an inbox otherwise looks as promising as the next.
         if let Some(names) = progress.names {
@@ -1266,7 +1333,8 @@ impl<E: Embedder> DefaultPolicy<E> {
             );
         }
         for token in &reading.tokens {
-            literal(token.clone(), token.clone());
+            // With the words before it ("from year 2016"), which say which field it is for.
+            literal(token.clone(), words_before(&task.goal, token));
         }
         // A small range the goal names ("a number between 0-9"): each of its numbers is a
         // value to try, and the page's answer (or the success check) tells which one.
@@ -1287,6 +1355,13 @@ impl<E: Embedder> DefaultPolicy<E> {
                 continue;
             }
             literal(name.text.clone(), format!("{} {}", name.context, name.text));
+        }
+        // Arithmetic the page poses ("3 + 5 =", "x - 4 = 9"): its answer is a value to type.
+        for solved in crate::arithmetic::solve_all(&observation.text_excerpt) {
+            literal(
+                solved.answer.to_string(),
+                format!("answer result number {}", solved.problem),
+            );
         }
         let field_names: Vec<SparseVector> = observation
             .elements
@@ -1331,11 +1406,14 @@ impl<E: Embedder> DefaultPolicy<E> {
     }
 
     /// Ways to fill a group of fields: the best assignment and, for forms with one text field,
-    /// one per value source. Each comes with its match quality in [0, 1].
+    /// one per value source. Each comes with its match quality in [0, 1]. In a form with
+    /// several fields, a field no value fits gets the goal's spare words instead, one
+    /// assignment per word ("paranoid movies" for a "Genre").
     fn assignments(
         &self,
         fields: &[&Element],
         sources: &[ValueSource],
+        spare: &[String],
         goal: &SparseVector,
     ) -> Vec<(Vec<FieldValue>, f64)> {
         let describe = |f: &Element| {
@@ -1388,7 +1466,7 @@ impl<E: Embedder> DefaultPolicy<E> {
                 vec![(selects, 0.3)]
             };
         }
-        if sources.is_empty() {
+        if sources.is_empty() && spare.is_empty() {
             return Vec::new();
         }
         let score = |field: &Element, source: &ValueSource| -> f64 {
@@ -1433,9 +1511,83 @@ impl<E: Embedder> DefaultPolicy<E> {
                 let quality = score(field, source).clamp(0.0, 1.0);
                 out.push((assignment, quality));
             }
+            // A named field no value fits ("Genre" beside "year 2016" and "by Witt"): the
+            // goal's spare words.
+            if !field.name.trim().is_empty()
+                && !sources.iter().any(|source| score(field, source) >= FITS)
+            {
+                for word in spare.iter().take(MAX_SPARE_WORDS) {
+                    let mut assignment = vec![FieldValue {
+                        target: target_of(field),
+                        value: FillValue::Literal(word.clone()),
+                        select: false,
+                    }];
+                    assignment.extend(selects.iter().cloned());
+                    out.push((assignment, 0.0));
+                }
+            }
             return out;
         }
-        // Several fields: greedy best assignment, each source used once where possible.
+        // Several fields. First the pairs that fit, best first, each field and value once; then
+        // a field nothing fits takes one of the goal's spare words (an assignment per word).
+        let mut pairs: Vec<(usize, usize, f64)> = Vec::new();
+        for (f, field) in text_fields.iter().enumerate() {
+            for (v, source) in sources.iter().enumerate() {
+                pairs.push((f, v, score(field, source)));
+            }
+        }
+        pairs.sort_by(|a, b| b.2.total_cmp(&a.2));
+        let mut fitted: Vec<Option<(usize, f64)>> = vec![None; text_fields.len()];
+        let mut taken = vec![false; sources.len()];
+        for &(f, v, s) in &pairs {
+            if s >= FITS && fitted[f].is_none() && !taken[v] {
+                fitted[f] = Some((v, s));
+                taken[v] = true;
+            }
+        }
+        let unfitted: Vec<usize> = (0..text_fields.len())
+            .filter(|&f| fitted[f].is_none())
+            .collect();
+        let spare: Vec<&String> = spare
+            .iter()
+            .filter(|w| !sources.iter().any(|s| s.literal.eq_ignore_ascii_case(w)))
+            .take(MAX_SPARE_WORDS)
+            .collect();
+        // Only fields that say what they want ("Genre") take a spare word: an unnamed field
+        // (a copy's target beside its sources) keeps getting the page's values.
+        if !unfitted.is_empty()
+            && unfitted.len() < text_fields.len()
+            && unfitted
+                .iter()
+                .all(|&f| !text_fields[f].name.trim().is_empty())
+            && !spare.is_empty()
+        {
+            for first in 0..spare.len() {
+                let mut assignment = Vec::new();
+                let mut quality = 0.0;
+                for (f, field) in text_fields.iter().enumerate() {
+                    let value = match (fitted[f], unfitted.iter().position(|&u| u == f)) {
+                        (Some((v, s)), _) => {
+                            quality += s.clamp(0.0, 1.0);
+                            sources[v].value.clone()
+                        }
+                        (None, Some(k)) if k < spare.len() => {
+                            FillValue::Literal(spare[(first + k) % spare.len()].clone())
+                        }
+                        _ => continue,
+                    };
+                    assignment.push(FieldValue {
+                        target: target_of(field),
+                        value,
+                        select: false,
+                    });
+                }
+                assignment.extend(selects.iter().cloned());
+                out.push((assignment, quality / text_fields.len() as f64));
+            }
+            return out;
+        }
+        // Otherwise greedy in the form's order, each source used once where possible.
         let mut used = vec![false; sources.len()];
         let mut assignment = Vec::new();
         let mut quality = 0.0;
@@ -1491,7 +1643,88 @@ fn names_goal_word(element: &Element, reading: &GoalReading) -> bool {
         .quoted
         .iter()
         .chain(&reading.names)
-        .any(|q| names_phrase(&name, &q.text) || names_phrase(&text, &q.text))
+        .any(|q| mentions(&element.name, &name, &q.text) || mentions(&element.text, &text, &q.text))
+}
+
+/// What an element gains when the item it sits in (a post, a row) carries a name of the goal
+/// that the element itself does not: the "Like" of @aliquam's post over the other posts' ones.
+const RECORD_NAMED_LIFT: f64 = 0.15;
+
+/// How well a value must fit a field (n-gram similarity of its description and the field's
+/// name) to be put there before the goal's spare words are tried.
+const FITS: f64 = 0.1;
+
+/// How many of the goal's spare words a field nothing fits is tried with.
+const MAX_SPARE_WORDS: usize = 4;
+
+/// Words that carry no value of their own.
+const FILLER_WORDS: &[&str] = &[
+    "the", "and", "for", "from", "with", "into", "onto", "that", "this", "then", "than", "all",
+    "any", "are", "was", "were", "has", "have", "had", "not", "but", "you", "your", "its", "their",
+    "them", "they", "his", "her", "our", "out", "off", "over", "under", "when", "where", "which",
+    "who", "what", "will", "can", "should", "would", "please", "also", "done", "press", "click",
+    "enter", "type", "fill", "find", "select", "choose", "search", "submit", "button", "field",
+    "form", "text", "box", "textbox", "finished", "below", "above", "using",
+];
+
+/// The goal's words (the first five letters told apart) that neither a value source, a
+/// filler word nor anything the page names already accounts for: what is left for a field
+/// that no value fits ("paranoid" and "movies" in "Search for paranoid movies directed by
+/// Witt from year 2016", beside fields Genre, Year and Director Name).
+fn spare_words(goal: &str, observation: &Observation, sources: &[ValueSource]) -> Vec<String> {
+    let stem = |w: &str| w.chars().take(5).collect::<String>();
+    let mut named: Vec<String> = Vec::new();
+    for element in &observation.elements {
+        named.extend(crate::embed::words(&element.name).map(|w| stem(&w)));
+    }
+    for source in sources {
+        named.extend(crate::embed::words(&source.literal).map(|w| stem(&w)));
+    }
+    let mut spare: Vec<String> = Vec::new();
+    for word in goal.split_whitespace() {
+        let word = word.trim_matches(|c: char| !c.is_alphanumeric());
+        let lower = word.to_lowercase();
+        if lower.chars().count() < 3
+            || !lower.chars().all(char::is_alphabetic)
+            || FILLER_WORDS.contains(&lower.as_str())
+            || named.contains(&stem(&lower))
+            || spare.iter().any(|s| s.eq_ignore_ascii_case(word))
+        {
+            continue;
+        }
+        spare.push(word.to_owned());
+    }
+    spare
+}
+
+/// The token with up to two words before it in the goal ("year 2016"), or the token alone.
+fn words_before(goal: &str, token: &str) -> String {
+    let words: Vec<&str> = goal.split_whitespace().collect();
+    match words
+        .iter()
+        .position(|w| w.trim_matches(|c: char| !c.is_alphanumeric()) == token || *w == token)
+    {
+        Some(i) => words[i.saturating_sub(2)..=i].join(" "),
+        None => token.to_owned(),
+    }
+}
+
+/// What an "Odd" or "Even" control gains when it fits the number of its item.
+const PARITY_LIFT: f64 = 0.3;
+
+/// Whether the element's item ([`Element::record`]) holds one of the goal's quoted texts or
+/// names that the element's own name and text do not.
+fn record_names_goal_word(element: &Element, reading: &GoalReading) -> bool {
+    if element.record.is_empty() || (reading.quoted.is_empty() && reading.names.is_empty()) {
+        return false;
+    }
+    let record = padded_words(&element.record);
+    let (name, text) = (padded_words(&element.name), padded_words(&element.text));
+    reading.quoted.iter().chain(&reading.names).any(|q| {
+        mentions(&element.record, &record, &q.text)
+            && !mentions(&element.name, &name, &q.text)
+            && !mentions(&element.text, &text, &q.text)
+    })
 }
 
 /// The widest range of numbers the goal names whose members are all offered as values.
@@ -1532,6 +1765,7 @@ mod tests {
             name: name.into(),
             text: name.into(),
             nearby_text: String::new(),
+            record: String::new(),
             tag: "a".into(),
             input_type: String::new(),
             href: None,
@@ -1560,6 +1794,17 @@ mod tests {
             scrollables: vec![],
             fingerprint: Fingerprint([0; 16]),
         }
+    }
+
+    /// The labels of the form fills the default policy proposes for a page and a goal.
+    fn form_fills(observation: &Observation, goal: &str) -> Vec<String> {
+        DefaultPolicy::default()
+            .propose(observation, &task(goal, &[]))
+            .candidates
+            .iter()
+            .filter(|c| matches!(c.action, Action::FillForm { .. }))
+            .map(|c| c.action.label())
+            .collect()
     }
 
     fn task(goal: &str, inputs: &[(&str, &str)]) -> TaskContext {
@@ -2153,24 +2398,182 @@ mod tests {
     }
 
     #[test]
-    fn a_small_range_in_the_goal_is_tried_number_by_number() {
-        let values = |goal: &str| {
-            let mut field = element("textbox", "");
-            field.form = Some(FormContext {
-                name: "guess".into(),
-                submit_name: Some("Submit".into()),
-                posts: false,
-                selector: "#g".into(),
-                implicit: false,
-            });
-            DefaultPolicy::default()
-                .propose(&page(vec![field]), &task(goal, &[]))
+    fn the_item_a_control_sits_in_picks_it_among_its_likes() {
+        let goal = "Click the \"Like\" button on all posts by @aliquam and then click Submit.";
+        let post = |author: &str, control: &str| {
+            let mut e = element("clickable", control);
+            e.text = String::new();
+            e.locators = vec![Locator::Css(format!("#{author} .{control}"))];
+            // Lorem ipsum says "aliquam" too: only the handle names her.
+            e.record = format!("Ann {author} 3h ago Lorem aliquam dolor");
+            e
+        };
+        let feed = page(vec![
+            post("@morbi", "like"),
+            post("@morbi", "reply"),
+            post("@aliquam", "reply"),
+            post("@aliquam", "like"),
+            post("@nunc", "like"),
+        ]);
+        let proposals = DefaultPolicy::default().propose(&feed, &task(goal, &[]));
+        let prior = |i: usize| {
+            let target = target_of(&feed.elements[i]);
+            proposals
                 .candidates
                 .iter()
-                .filter(|c| matches!(c.action, Action::FillForm { .. }))
-                .map(|c| c.action.label())
-                .collect::<Vec<_>>()
+                .find(|c| matches!(&c.action, Action::Click { target: t } if *t == target))
+                .map(|c| c.prior)
+                .expect("a click on every control")
         };
+        assert!(prior(3) > prior(0), "her post's Like over another's");
+        assert!(prior(3) > prior(4));
+        assert!(prior(2) > prior(1), "her post's controls over another's");
+        assert!(prior(0) > prior(2), "a Like over a Reply, whoever's");
+    }
+
+    #[test]
+    fn a_field_no_value_fits_takes_the_goals_spare_words() {
+        let goal = "Search for paranoid movies directed by Witt from year 2016.";
+        let form = FormContext {
+            name: "movies".into(),
+            submit_name: Some("Search".into()),
+            posts: false,
+            selector: "#area".into(),
+            implicit: true,
+        };
+        let field = |name: &str| {
+            let mut e = element("textbox", name);
+            e.text = String::new();
+            e.tag = "input".into();
+            e.input_type = "text".into();
+            e.locators = vec![Locator::Css(format!("#{}", name.replace(' ', "-")))];
+            e.form = Some(form.clone());
+            e
+        };
+        let mut search = element("button", "Search");
+        search.form = Some(form.clone());
+        let movies = page(vec![
+            field("Genre"),
+            field("Year"),
+            field("Director Name"),
+            search,
+        ]);
+        let fills = form_fills(&movies, goal);
+        let wanted = fills.iter().find(|l| {
+            l.contains("\"Genre\"=\"paranoid\"")
+                && l.contains("\"Year\"=\"2016\"")
+                && l.contains("\"Director Name\"=\"Witt\"")
+        });
+        assert!(wanted.is_some(), "{fills:#?}");
+        assert!(
+            !fills
+                .iter()
+                .any(|l| l.contains("=\"directed\"") || l.contains("=\"Search\"")),
+            "words the page names are no spare words: {fills:#?}"
+        );
+
+        // Unnamed fields (a copy's target beside its sources) take no spare word.
+        let copy = "Copy the text from the 2nd text area below and paste it into the text input.";
+        let mut fields = vec![field(""), field(""), field("")];
+        for (i, f) in fields.iter_mut().enumerate() {
+            f.name = String::new();
+            f.nearby_text = "text".into();
+            f.locators = vec![Locator::Css(format!("#f{i}"))];
+        }
+        let mut copying = page(fields);
+        copying.values = vec![
+            PageValue {
+                label: String::new(),
+                value: "Sapien ut ultricies".into(),
+                kind: PageValueKind::Field,
+            },
+            PageValue {
+                label: String::new(),
+                value: "Sit mi scelerisque".into(),
+                kind: PageValueKind::Field,
+            },
+        ];
+        let fills = form_fills(&copying, copy);
+        assert!(!fills.is_empty());
+        let spare_word = |l: &String| {
+            ["Copy", "paste", "area", "input"]
+                .iter()
+                .any(|w| l.contains(&format!("=\"{w}\"")))
+        };
+        assert!(!fills.iter().any(spare_word), "{fills:#?}");
+    }
+
+    #[test]
+    fn numbers_marked_by_their_parity_raise_the_pages_value() {
+        let row = |number: i64, marked: Option<&str>| {
+            ["Odd", "Even"].map(|name| {
+                let mut e = element("button", name);
+                e.record = format!("Odd {number} Even");
+                e.locators = vec![Locator::Css(format!("#n{number} .{name}"))];
+                e.checked = marked == Some(name);
+                e
+            })
+        };
+        let board = |marks: [Option<&str>; 3]| {
+            let mut elements: Vec<Element> = [3, 8, -5]
+                .iter()
+                .zip(marks)
+                .flat_map(|(&n, m)| row(n, m))
+                .collect();
+            elements.push(element("button", "Submit"));
+            page(elements)
+        };
+        let goal = "Mark the numbers below as odd or even and press submit when done.";
+        let policy = DefaultPolicy::default();
+        let value = |o: &Observation| policy.propose(o, &task(goal, &[])).value_hint;
+        let none = board([None, None, None]);
+        let one = board([Some("Odd"), None, None]);
+        let two = board([Some("Odd"), Some("Even"), None]);
+        let wrong = board([Some("Even"), Some("Even"), None]);
+        assert!(value(&one) > value(&none));
+        assert!(value(&two) > value(&one));
+        assert!(value(&wrong) < value(&two));
+        // And the fitting control first.
+        let proposals = policy.propose(&none, &task(goal, &[]));
+        let prior = |css: &str| {
+            proposals
+                .candidates
+                .iter()
+                .find(|c| {
+                    matches!(&c.action, Action::Click { target }
+                        if target.locators == vec![Locator::Css(css.into())])
+                })
+                .map(|c| c.prior)
+                .expect("a click")
+        };
+        assert!(prior("#n3 .Odd") > prior("#n3 .Even"));
+        assert!(prior("#n8 .Even") > prior("#n8 .Odd"));
+    }
+
+    /// A form of one text field, named `name`, submitted by "Submit".
+    fn one_field_form(name: &str) -> Element {
+        let mut field = element("textbox", "");
+        field.form = Some(FormContext {
+            name: name.into(),
+            submit_name: Some("Submit".into()),
+            posts: false,
+            selector: format!("#{name}"),
+            implicit: false,
+        });
+        field
+    }
+
+    #[test]
+    fn the_answer_to_the_pages_sum_is_a_value_to_type() {
+        let mut quiz = page(vec![one_field_form("answer")]);
+        quiz.text_excerpt = "Solve the math problem. 7 x 6 = Submit".into();
+        let labels = form_fills(&quiz, "Solve the math problem and type your answer.");
+        assert!(labels.iter().any(|l| l.contains("\"42\"")), "{labels:?}");
+    }
+
+    #[test]
+    fn a_small_range_in_the_goal_is_tried_number_by_number() {
+        let values = |goal: &str| form_fills(&page(vec![one_field_form("guess")]), goal);
         let small = values("Guess the number between 0-9 and press Submit.");
         for n in 0..=9 {
             assert!(

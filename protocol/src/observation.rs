@@ -41,6 +41,11 @@ pub struct Element {
     pub text: String,
     /// Text near the element (its label, heading, or preceding text), for the policy.
     pub nearby_text: String,
+    /// The text of the repeated item the element sits in (a list row, a post, a card, a table
+    /// row: an ancestor with siblings of its own kind), bounded; empty when there is none. What
+    /// tells one post's "Like" from another's.
+    #[serde(default)]
+    pub record: String,
     /// The HTML tag.
     pub tag: String,
     /// For inputs, the `type` attribute.
@@ -57,8 +62,9 @@ pub struct Element {
     pub disabled: bool,
     /// For selects, the options.
     pub options: Vec<SelectOption>,
-    /// Whether it is checked (a checkbox, a radio button, `aria-checked`) or, for a select,
-    /// whether an option other than the first is chosen.
+    /// Whether it is checked (a checkbox, a radio button, `aria-checked`, or a class that says
+    /// so: `selected`, `active`, `pressed`) or, for a select, whether an option other than the
+    /// first is chosen.
     #[serde(default)]
     pub checked: bool,
 }

@@ -57,6 +57,10 @@ const HOVER: Support = Excluded("hovering (no hover action)");
 const SELECT_TEXT: Support = Excluded("selecting text with the mouse (no drag action)");
 const MOVING: Support = Excluded("moving targets tracked in real time");
 const WAIT: Support = Excluded("a timed pause between two clicks (no wait action)");
+const DRAG_RANGE: Support =
+    Excluded("dragging across a day's half-hour slots to make an event (no drag action)");
+const HOVER_POINT: Support =
+    Excluded("hovering to find a hidden point, then a click at its coordinates (no hover action)");
 
 /// Every task of the package's `html/miniwob/` folder and whether forager has its actions.
 const TASKS: &[(&str, Support)] = &[
@@ -108,7 +112,7 @@ const TASKS: &[(&str, Support)] = &[
     ("copy-paste-2", Supported),
     ("count-shape", Supported),
     ("count-sides", Supported),
-    ("daily-calendar", Supported),
+    ("daily-calendar", DRAG_RANGE),
     ("drag-box", DRAG),
     ("drag-circle", DRAG),
     ("drag-cube", DRAG),
@@ -149,7 +153,7 @@ const TASKS: &[(&str, Support)] = &[
     ("guess-number", Supported),
     ("highlight-text", SELECT_TEXT),
     ("highlight-text-2", SELECT_TEXT),
-    ("hot-cold", Supported),
+    ("hot-cold", HOVER_POINT),
     ("hover-shape", HOVER),
     ("identify-shape", Supported),
     ("login-user", Supported),

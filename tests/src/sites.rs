@@ -1145,6 +1145,46 @@ pub fn dynamic() -> Router<Arc<Counters>> {
                 )
             }),
         )
+        // A form laid out as a table: each field labelled only by its row's header, the
+        // submit a <div> the page listens to (MiniWoB++'s multi-orderings), and one value
+        // (the genre) a plain word of the goal that nothing quotes.
+        .route(
+            "/table-form",
+            get(|| async {
+                widget_page(
+                    "Movie Search",
+                    "<table><tr><th>Year</th><td><input id=year></td></tr>\
+                     <tr><th>Director</th><td><input id=director></td></tr>\
+                     <tr><th>Genre</th><td><input id=genre></td></tr></table>\
+                     <div id=go style='border:1px solid #888;width:50px'>Submit</div>",
+                    "document.getElementById('go').addEventListener('click', () => { \
+                       const v = (id) => document.getElementById(id).value; \
+                       v('year') === '1931' && v('director') === 'Lang' && v('genre') === 'noir' \
+                         ? win() : lose(); });",
+                )
+            }),
+        )
+        // A board whose cells refuse a second click (their handler answers `false`, as
+        // MiniWoB++'s tic-tac-toe does), beside a button whose only effect is in the page's
+        // script state (it must be pressed before "Fire").
+        .route(
+            "/board",
+            get(|| async {
+                widget_page(
+                    "Board",
+                    "<div id=board><span class=cell data-index=0>_</span> \
+                     <span class=cell data-index=1>_</span></div>\
+                     <button id=arm>Arm</button><button id=fire>Fire</button>",
+                    "let armed = false; \
+                     for (const cell of document.querySelectorAll('.cell')) { \
+                       cell.addEventListener('click', function () { \
+                         if (this.classList.contains('x')) return false; \
+                         this.classList.add('x'); this.textContent = 'X'; }); } \
+                     document.getElementById('arm').addEventListener('click', () => { armed = true; }); \
+                     document.getElementById('fire').addEventListener('click', () => armed ? win() : lose());",
+                )
+            }),
+        )
         // A box of text that starts in its middle (no control in it, no listener): the submit
         // checks that it was scrolled to its top, as MiniWoB++'s scroll-text-2 does.
         .route(

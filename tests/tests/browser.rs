@@ -259,20 +259,33 @@ async fn the_pages_text_tells_apart_pages_with_the_same_controls() {
         .await
         .expect("a tab");
     tab.navigate(&url).await.expect("loads");
-    let shown = |text: &str| {
+    // A second control, so the page's application (the box) is told from what sits beside it.
+    tab.evaluate(
+        "(() => { const b = document.createElement('button'); b.textContent = 'Cancel'; \
+         document.getElementById('box').appendChild(b); return true; })()"
+            .to_string(),
+        false,
+    )
+    .await
+    .expect("adds a control");
+    let write = |id: &str, parent: &str, text: &str| {
         format!(
-            "(() => {{ const p = document.getElementById('shown') || document.body.appendChild(\
-             Object.assign(document.createElement('p'), {{id: 'shown'}})); \
+            "(() => {{ const p = document.getElementById({id:?}) || document.querySelector({parent:?})\
+             .appendChild(Object.assign(document.createElement('p'), {{id: {id:?}}})); \
              p.textContent = {text:?}; return true; }})()"
         )
     };
     let mut fingerprints = Vec::new();
-    for text in [
-        "From Wilhelmina: 3 new",
-        "From Marlena: 3 new",
-        "From Marlena: 14 new",
+    for (id, parent, text) in [
+        ("shown", "#box", "From Wilhelmina: 3 new"),
+        ("shown", "#box", "From Marlena: 3 new"),
+        ("shown", "#box", "From Marlena: 14 new"),
+        ("score", "body", "Last reward: -1.00"),
+        ("score", "body", "Last reward: - Episodes done: 4"),
     ] {
-        tab.evaluate(shown(text), false).await.expect("writes");
+        tab.evaluate(write(id, parent, text), false)
+            .await
+            .expect("writes");
         fingerprints.push(tab.observation().await.expect("observes").fingerprint);
     }
     assert_ne!(
@@ -283,7 +296,65 @@ async fn the_pages_text_tells_apart_pages_with_the_same_controls() {
         fingerprints[1], fingerprints[2],
         "a counter is no new state"
     );
+    assert_eq!(
+        fingerprints[2], fingerprints[3],
+        "a scoreboard beside the application is no part of its state"
+    );
+    assert_eq!(
+        fingerprints[3], fingerprints[4],
+        "a scoreboard that changes beside the application is no new state"
+    );
     tab.close().await;
+    pool.shutdown().await;
+    assert_no_chromium_left(&prefix);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_click_the_page_refuses_is_no_change_and_one_it_remembers_is() {
+    let site = sites::serve(sites::dynamic()).await;
+    let prefix = unique_prefix("refused");
+    let pool = BrowserPool::new(BrowserOptions {
+        profile_prefix: prefix.clone(),
+        ..BrowserOptions::default()
+    });
+    let mut task = TaskSpec::new(
+        site.url("/board"),
+        "Fire once armed",
+        vec![SuccessPredicate::JavaScript("window.REWARD === 1".into())],
+    );
+    task.resettable = true;
+    task.validate().expect("valid");
+    let mut env =
+        ChromiumEnv::new(pool.clone(), Arc::new(task), EnvOptions::default()).expect("valid");
+    let start = env.restore(&[]).await.expect("loads").state;
+    let click = |css: &str| Action::Click {
+        target: forager_protocol::Target {
+            locators: vec![forager_protocol::Locator::Css(css.into())],
+            role: "button".into(),
+            name: css.into(),
+        },
+    };
+    let marked = env.act(&click(".cell")).await.expect("marks a cell").state;
+    assert_ne!(
+        marked.fingerprint, start.fingerprint,
+        "a marked cell is a new state"
+    );
+    let again = env
+        .act(&click(".cell"))
+        .await
+        .expect("clicks it again")
+        .state;
+    assert_eq!(again.fingerprint, marked.fingerprint);
+    assert!(
+        !again.hidden_change,
+        "the cell's handler answered false: it refused the click"
+    );
+    let armed = env.act(&click("#arm")).await.expect("arms").state;
+    assert_eq!(armed.fingerprint, marked.fingerprint, "nothing to see");
+    assert!(armed.hidden_change, "but the page remembers it");
+    let fired = env.act(&click("#fire")).await.expect("fires").state;
+    assert!(fired.success);
+    env.close().await;
     pool.shutdown().await;
     assert_no_chromium_left(&prefix);
 }

@@ -22,6 +22,9 @@
 //! scroll action) too, and `datepicker` (a calendar stepped month by month to the goal's date,
 //! faded out on an interval after a day is picked: the page was observed mid-fade, the
 //! submit button still covered, and every month looked as near the goal as any other).
+//! `table-form` too: fields labelled only by their row's `<th>`, a `<div>` for a submit
+//! button, and a value that is a plain word of the goal (the fields had no names, the form no
+//! submit, and no value source offered the word).
 
 use forager_protocol::result::RunResult;
 use forager_tests::sites::{self, Fixture};
@@ -143,6 +146,18 @@ async fn text_checked_when_its_button_is_pressed() {
     let result = passed(&run);
     let last = result.steps.last().expect("a step");
     assert!(last.label.contains("walnut"), "{:?}", labels(result));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_table_form_with_a_div_for_submit_and_a_plain_word_for_value() {
+    let site = sites::serve(sites::dynamic()).await;
+    let goal = "Search for noir movies directed by Lang from year 1931.";
+    let run = run(&site, "dyn-table-form", "/table-form", goal, "40").await;
+    let result = passed(&run);
+    assert_eq!(
+        labels(result),
+        ["fill \"Year\"=\"1931\", \"Director\"=\"Lang\", \"Genre\"=\"noir\" and click \"Submit\""]
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -57,6 +57,11 @@ const INIT: &str = include_str!("js/init.js");
 /// own changes are not overwritten on the next document).
 const STORAGE_MARKER: &str = "forager.capsule.mounted";
 
+/// How often a click aims again at a target its hover moved or blanked, and the pause between
+/// two aims (about a frame): a hover image loads in a few milliseconds from a local server.
+const HOVER_AIMS: usize = 8;
+const HOVER_FRAME: Duration = Duration::from_millis(16);
+
 /// A capsule's cookie as CDP sets it: a host-only cookie by URL (a `domain` would widen it to
 /// subdomains), a domain cookie by domain.
 fn cookie_param(cookie: &SessionCookie) -> CookieParam {
@@ -696,10 +701,30 @@ impl Tab {
         if let Some(error) = Tab::target_error(&result, what) {
             return Err(error);
         }
-        let point = Point {
+        let mut point = Point {
             x: result.x.unwrap_or(0.0),
             y: result.y.unwrap_or(0.0),
         };
+        // The pointer goes over the target first, as a hand does. Hover styles may swap or move
+        // what is under it (an icon replaced by its hover image, blank while that loads): a
+        // press there and a release on the parent make no click. So the target is aimed at
+        // again until it holds still, a few frames at most, and clicked where it stands.
+        timed("hover", self.timeouts.call, self.page.move_mouse(point)).await?;
+        for _ in 0..HOVER_AIMS {
+            let again = self.act_script("point", target, "").await?;
+            if again.status == "ok" {
+                let aimed = Point {
+                    x: again.x.unwrap_or(point.x),
+                    y: again.y.unwrap_or(point.y),
+                };
+                if (aimed.x - point.x).abs() < 0.5 && (aimed.y - point.y).abs() < 0.5 {
+                    break;
+                }
+                point = aimed;
+                timed("hover", self.timeouts.call, self.page.move_mouse(point)).await?;
+            }
+            tokio::time::sleep(HOVER_FRAME).await;
+        }
         timed("click", self.timeouts.call, self.page.click(point)).await?;
         Ok(result.locator.unwrap_or(0).max(0) as usize)
     }

@@ -260,14 +260,18 @@
     if (!wrapper) {
       wrapper = function (event) {
         const trusted = Boolean(event && event.isTrusted);
-        if (trusted) {
-          if (INPUT_EVENTS.has(event.type)) handled += 1;
-          inInput += 1;
-        }
+        if (trusted) inInput += 1;
+        // A handler that answers `false` refused the input (a board's taken cell, a disabled
+        // step): it ran, but did nothing that counts. Anything else, a throw included, counts.
+        let result;
         try {
-          return typeof listener === "function" ? listener.apply(this, arguments) : listener.handleEvent(event);
+          result = typeof listener === "function" ? listener.apply(this, arguments) : listener.handleEvent(event);
+          return result;
         } finally {
-          if (trusted) inInput -= 1;
+          if (trusted) {
+            inInput -= 1;
+            if (INPUT_EVENTS.has(event.type) && result !== false) handled += 1;
+          }
         }
       };
       wrappers.set(listener, wrapper);

@@ -26,6 +26,7 @@
       name,
       text,
       nearby_text: nearbyOf(el),
+      record: recordOf(el),
       tag: el.tagName.toLowerCase(),
       input_type: el.tagName === "INPUT" ? type || "text" : "",
       href: el.tagName === "A" && el.href ? el.href : null,
@@ -34,7 +35,7 @@
       required: !!el.required,
       disabled: !!el.disabled || el.getAttribute("aria-disabled") === "true",
       options,
-      checked: !!el.checked || el.getAttribute("aria-checked") === "true" || (el.tagName === "SELECT" && el.selectedIndex > 0),
+      checked: !!el.checked || el.getAttribute("aria-checked") === "true" || (el.tagName === "SELECT" && el.selectedIndex > 0) || classState(el),
     };
   };
 
@@ -88,6 +89,9 @@
         const parent = el.parentElement;
         if (parent && getComputedStyle(parent).cursor === "pointer") continue;
         if (!textOf(el)) continue;
+        // A wrapper around two or more controls is a group, not a control of its own: its
+        // pointer cursor is often only `:hover` styling left by the last click.
+        if (el.querySelectorAll(INTERACTIVE + ", [" + LISTENS + "]").length >= 2) continue;
       }
       if (!visible(el) || isBackdrop(el)) continue;
       seen.add(el);
@@ -132,6 +136,7 @@
     if (el.required) line += " required";
     if (el.disabled) line += " disabled";
     if (el.checked) line += " checked";
+    else if (classState(el)) line += " on";
     for (const state of ["selected", "expanded", "pressed"]) {
       if (el.getAttribute("aria-" + state) === "true") line += " " + state;
     }
@@ -163,11 +168,20 @@
 
   // The page's visible prose, as one digest line: two pages that offer the same controls but
   // show different content (one email open or another, one article or another in a
-  // single-page app) are different states, not transpositions of each other. Digits masked as
-  // in titles (a clock or a counter is no new state); letters only, so the fingerprint's
-  // masking of hex nonces leaves the digest alone.
+  // single-page app) are different states, not transpositions of each other. Only the text
+  // of the body's child that holds all the page's controls (when there are two or more): a
+  // scoreboard, a clock or a status panel the page put beside the application changes
+  // without any action and would make a replayed state differ from the recorded one. Digits masked as in titles
+  // (a counter is no new state); letters only, so the fingerprint's masking of hex nonces
+  // leaves the digest alone.
   if (document.body && snapshot.length < MAX_SNAPSHOT) {
-    const prose = (document.body.innerText || "").slice(0, 20000).replace(/[0-9]+/g, "#").replace(/\s+/g, " ").trim();
+    let root = seen.size >= 2 ? commonAncestor(Array.from(seen)) || document.body : document.body;
+    // Up to the body's child that holds it: the whole application, its generated number or
+    // open email included, without what the page put beside it.
+    while (root !== document.body && root.parentElement && root.parentElement !== document.body) {
+      root = root.parentElement;
+    }
+    const prose = (root.innerText || "").slice(0, 20000).replace(/[0-9]+/g, "#").replace(/\s+/g, " ").trim();
     if (prose) snapshot.push(`text ${letterDigest(prose)}`);
   }
 

@@ -49,6 +49,16 @@ const looseLabel = (el) => {
     const t = clip(node.innerText || node.textContent || "", 60).replace(/:$/, "");
     return t.length <= 40 ? t : "";
   }
+  // A form laid out as a table: the field's cell is alone, its label is the row's header
+  // (`<tr><th>Genre</th><td><input></td></tr>`).
+  const cell = el.parentElement;
+  if (cell && cell.tagName === "TD" && cell.parentElement) {
+    const header = cell.parentElement.querySelector(":scope > th");
+    if (header && header.compareDocumentPosition(cell) & Node.DOCUMENT_POSITION_FOLLOWING) {
+      const t = clip(header.innerText || header.textContent || "", 60).replace(/:$/, "");
+      if (t.length <= 40) return t;
+    }
+  }
   return "";
 };
 
@@ -120,6 +130,29 @@ const nearbyOf = (el) => {
   return "";
 };
 
+// The text of the repeated item an element sits in: the nearest ancestor (a few levels up)
+// that has a sibling of the same tag and class, as list rows, posts, cards and table rows do.
+// "" when there is none; an item that says nothing more than the element is passed over.
+const recordOf = (el) => {
+  let node = el.parentElement;
+  for (let depth = 0; node && node !== document.body && depth < 6; depth++) {
+    const parent = node.parentElement;
+    if (parent && parent !== document.body) {
+      const kind = node.tagName + "." + (typeof node.className === "string" ? node.className : "");
+      const alike = Array.from(parent.children).filter(
+        (c) => c !== node && c.tagName + "." + (typeof c.className === "string" ? c.className : "") === kind,
+      );
+      if (alike.length > 0) {
+        // A cell that holds only the control is no item yet: its row is.
+        const text = clip(node.innerText || "", 160);
+        if (text && text !== textOf(el)) return text;
+      }
+    }
+    node = parent;
+  }
+  return "";
+};
+
 const cssEscape = (s) => (window.CSS && CSS.escape ? CSS.escape(s) : s.replace(/[^\w-]/g, "\\$&"));
 
 // A selector that resolves to exactly this element: an id when unique and stable-looking,
@@ -151,12 +184,16 @@ const cssPath = (el) => {
 // most five levels up, holding both a text field and a button) form an implicit form.
 const FIELD = "input:not([type=hidden]):not([type=checkbox]):not([type=radio]):not([type=submit]):not([type=button]):not([type=reset]), textarea, select, [role=textbox], [role=spinbutton], [role=combobox]";
 const BUTTON = "button, input[type=submit], input[type=button], [role=button]";
+// A <div> or <span> the page listens to, with a button's few words ("Submit"), counts as one.
+const buttonLike = (el) => el.matches(BUTTON) || (el.hasAttribute(LISTENS) && !el.matches(FIELD)
+  && !el.querySelector(FIELD) && /^\S+(\s\S+){0,2}$/.test(textOf(el)));
 const implicitForm = (el) => {
-  if (!el.matches(FIELD) && !el.matches(BUTTON)) return null;
+  if (!el.matches(FIELD) && !buttonLike(el)) return null;
   let node = el.parentElement;
   for (let depth = 0; node && node !== document.body && depth < 5; depth++, node = node.parentElement) {
-    if (node.querySelector(FIELD) && node.querySelector(BUTTON)) {
-      const submit = Array.from(node.querySelectorAll(BUTTON)).find(visible);
+    const buttons = node.querySelector(FIELD) ? Array.from(node.querySelectorAll(BUTTON + ", [" + LISTENS + "]")).filter(buttonLike) : [];
+    if (buttons.length) {
+      const submit = buttons.find(visible);
       return {
         name: clip(node.getAttribute("id") || node.getAttribute("aria-label") || "form", 80),
         submit_name: submit ? nameOf(submit, "button") : null,
@@ -333,6 +370,24 @@ const isTextScroller = (el) => {
     if (el.querySelector(INTERACTIVE + ", [" + LISTENS + "]")) return false;
   }
   return visible(el);
+};
+
+// Whether an element shows a toggled state by its class alone (`<button class="odd
+// selected">`, a post's `like active`): the web's common idiom for a choice that is no form
+// control.
+const STATE_CLASSES = ["selected", "active", "checked", "pressed", "is-selected", "is-active", "is-checked"];
+const classState = (el) => !!el.classList && STATE_CLASSES.some((c) => el.classList.contains(c));
+
+// The lowest element that contains every one of `elements` (null for none): where a page's
+// application lives, apart from what sits beside it.
+const commonAncestor = (elements) => {
+  if (elements.length === 0) return null;
+  let root = elements[0];
+  for (const el of elements.slice(1, 500)) {
+    while (root && !root.contains(el)) root = root.parentElement;
+    if (!root) return null;
+  }
+  return root;
 };
 
 // A 64-bit digest of a text (two FNV-1a passes with different offsets) written in letters
