@@ -279,7 +279,7 @@ impl GoalReading {
                 && word[1..]
                     .chars()
                     .all(|c| c.is_alphanumeric() || c == '_' || c == '.');
-            if (capitalised && !sentence_start || handle)
+            if ((capitalised && !sentence_start) || handle)
                 && !quoted.iter().any(|q| q.text.contains(word))
                 && !names.iter().any(|n| n.text == word)
             {

@@ -169,18 +169,12 @@
   // The page's visible prose, as one digest line: two pages that offer the same controls but
   // show different content (one email open or another, one article or another in a
   // single-page app) are different states, not transpositions of each other. Only the text
-  // of the body's child that holds all the page's controls (when there are two or more): a
-  // scoreboard, a clock or a status panel the page put beside the application changes
-  // without any action and would make a replayed state differ from the recorded one. Digits masked as in titles
-  // (a counter is no new state); letters only, so the fingerprint's masking of hex nonces
-  // leaves the digest alone.
+  // of the application (`applicationOf`): a scoreboard, a clock or a status panel the page put
+  // beside it changes without any action and would make a replayed state differ from the
+  // recorded one. Digits masked as in titles (a counter is no new state); letters only, so the
+  // fingerprint's masking of hex nonces leaves the digest alone.
   if (document.body && snapshot.length < MAX_SNAPSHOT) {
-    let root = seen.size >= 2 ? commonAncestor(Array.from(seen)) || document.body : document.body;
-    // Up to the body's child that holds it: the whole application, its generated number or
-    // open email included, without what the page put beside it.
-    while (root !== document.body && root.parentElement && root.parentElement !== document.body) {
-      root = root.parentElement;
-    }
+    const root = applicationOf(Array.from(seen));
     const prose = (root.innerText || "").slice(0, 20000).replace(/[0-9]+/g, "#").replace(/\s+/g, " ").trim();
     if (prose) snapshot.push(`text ${letterDigest(prose)}`);
   }

@@ -191,7 +191,10 @@ const implicitForm = (el) => {
   if (!el.matches(FIELD) && !buttonLike(el)) return null;
   let node = el.parentElement;
   for (let depth = 0; node && node !== document.body && depth < 5; depth++, node = node.parentElement) {
-    const buttons = node.querySelector(FIELD) ? Array.from(node.querySelectorAll(BUTTON + ", [" + LISTENS + "]")).filter(buttonLike) : [];
+    if (!node.querySelector(FIELD)) continue;
+    // Real buttons first; the page's listening elements only where there is none.
+    let buttons = Array.from(node.querySelectorAll(BUTTON));
+    if (!buttons.length) buttons = Array.from(node.querySelectorAll("[" + LISTENS + "]")).filter(buttonLike);
     if (buttons.length) {
       const submit = buttons.find(visible);
       return {
@@ -378,16 +381,14 @@ const isTextScroller = (el) => {
 const STATE_CLASSES = ["selected", "active", "checked", "pressed", "is-selected", "is-active", "is-checked"];
 const classState = (el) => !!el.classList && STATE_CLASSES.some((c) => el.classList.contains(c));
 
-// The lowest element that contains every one of `elements` (null for none): where a page's
-// application lives, apart from what sits beside it.
-const commonAncestor = (elements) => {
-  if (elements.length === 0) return null;
+// Where a page's application lives, apart from what the page put beside it: the body's child
+// that holds all of `elements` (the page's controls), or the body when they spread over
+// several of its children or there are none.
+const applicationOf = (elements) => {
+  if (elements.length === 0) return document.body;
   let root = elements[0];
-  for (const el of elements.slice(1, 500)) {
-    while (root && !root.contains(el)) root = root.parentElement;
-    if (!root) return null;
-  }
-  return root;
+  while (root.parentElement && root.parentElement !== document.body) root = root.parentElement;
+  return root.parentElement === document.body && elements.every((el) => root.contains(el)) ? root : document.body;
 };
 
 // A 64-bit digest of a text (two FNV-1a passes with different offsets) written in letters
