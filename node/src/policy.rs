@@ -137,6 +137,14 @@ impl Default for DefaultPolicy<HashedNgrams> {
     }
 }
 
+/// How well, at least, a goal's name the page does not show fits a single-line field: enough
+/// to be typed before the page's own texts, never enough to count as fitting ([`FITS`]) in a
+/// form whose fields say what they want ("Witt" is for "Director Name", not "Genre").
+const UNSEEN_NAME_FIT: f64 = 0.09;
+
+/// The weight of typing over what a field already holds, against an empty field.
+const PREFILLED_FILL: f64 = 0.5;
+
 /// Model cosines at or below this say nothing (a goal and unrelated link texts land around
 /// 0–0.15 with all-MiniLM-L6-v2); above it they are scaled so that [`MODEL_SURE`] counts as
 /// a match.
@@ -560,6 +568,23 @@ fn goal_progress(observation: &Observation, reading: &GoalReading, goal: &str) -
         .map(|e| padded_words(&e.name))
         .collect();
     let raw_content = observation.text_excerpt.replacen(goal, " ", 1);
+    // A name held in a single-line field (a recipient, a login): one typed into a text body
+    // (a reply's message) is not where the goal's names go, and must not make a reply to the
+    // sender look like the goal's forward to someone else done.
+    let bodies: Vec<&str> = observation
+        .elements
+        .iter()
+        .filter(|e| e.tag == "textarea")
+        .map(|e| e.name.as_str())
+        .collect();
+    let held_names: Vec<&str> = observation
+        .values
+        .iter()
+        .filter(|v| v.kind == PageValueKind::Field)
+        .filter(|v| searching || !v.label.to_lowercase().contains("search"))
+        .filter(|v| !bodies.contains(&v.label.as_str()))
+        .map(|v| v.value.as_str())
+        .collect();
     let (mut wanted_names, mut shown_names) = (0usize, 0usize);
     for name in &reading.names {
         // "press Submit" names a control of this page, not a subject.
@@ -578,7 +603,7 @@ fn goal_progress(observation: &Observation, reading: &GoalReading, goal: &str) -
                 .zip(&controls)
                 .any(|(e, c)| mentions(&e.name, c, &name.text));
         if as_content
-            || held
+            || held_names
                 .iter()
                 .any(|h| h.trim().eq_ignore_ascii_case(&name.text))
         {
@@ -883,6 +908,9 @@ struct ValueSource {
     /// What describes it: the input's name, or the literal itself.
     description: String,
     literal: String,
+    /// One of the goal's names that the page does not show: there to be typed ("send it to
+    /// Marlena"), into a single-line field whatever its name.
+    unseen_name: bool,
 }
 
 impl<E: Embedder> Policy for DefaultPolicy<E> {
@@ -909,6 +937,13 @@ impl<E: Embedder> Policy for DefaultPolicy<E> {
         // What the calendar added to each of `scored`'s first entries (the clicks).
         let mut lifts: Vec<f64> = Vec::new();
         let choices = Choices::of(observation, &task.goal);
+        // A control the goal quotes that no element of this page carries ("Mute" in a menu
+        // not open yet).
+        let hidden_quoted = reading.quoted.iter().any(|q| {
+            !observation.elements.iter().any(|e| {
+                e.name.eq_ignore_ascii_case(&q.text) || e.text.eq_ignore_ascii_case(&q.text)
+            })
+        });
 
         // Clicks.
         for (index, element) in observation.elements.iter().enumerate() {
@@ -942,17 +977,19 @@ impl<E: Embedder> Policy for DefaultPolicy<E> {
             // An element that carries a name the goal spells out ("the email by Wilhelmina",
             // "click on \"Yes\"") is what the goal is about, however little else of the goal
             // its text shares (a list row's subject and preview dilute the n-grams).
-            let affinity = self.mixed_affinity(&goal, &task.goal, element).max(
-                if names_goal_word(element, &reading) {
-                    NAMED_AFFINITY
+            let affinity =
+                self.mixed_affinity(&goal, &task.goal, element).max(
+                    if names_goal_word(element, &reading) {
+                        NAMED_AFFINITY
+                    } else {
+                        0.0
+                    },
+                ) + if record_names_goal_word(element, &reading, &choices.goal_words, hidden_quoted)
+                {
+                    RECORD_NAMED_LIFT
                 } else {
                     0.0
-                },
-            ) + if record_names_goal_word(element, &reading) {
-                RECORD_NAMED_LIFT
-            } else {
-                0.0
-            };
+                };
             // "Odd" or "Even" beside a number: the one that fits it first.
             let affinity = match crate::arithmetic::parity_fits(&element.name, &element.record) {
                 Some(true) => affinity + PARITY_LIFT,
@@ -1066,6 +1103,14 @@ impl<E: Embedder> Policy for DefaultPolicy<E> {
             ));
         }
 
+        // A field the page filled itself (a forward's quoted message, a profile's name) is
+        // typed over after the empty ones: what it holds may be what the page checks.
+        let kept = |element: &Element| -> f64 {
+            let prefilled = observation.values.iter().any(|v| {
+                v.kind == PageValueKind::Field && v.label == element.name && !v.value.is_empty()
+            });
+            if prefilled { PREFILLED_FILL } else { 1.0 }
+        };
         // Forms, whole: fields grouped by their form.
         let mut forms: BTreeMap<String, Vec<&Element>> = BTreeMap::new();
         let mut loose: Vec<(usize, &Element)> = Vec::new();
@@ -1099,9 +1144,26 @@ impl<E: Embedder> Policy for DefaultPolicy<E> {
                         .and_then(|f| f.submit_name.as_deref())
                         .is_some_and(|n| n == e.name)
             });
-            for (assignment, quality) in self.assignments(fields, &sources, &spare, &goal) {
+            // Enter submits from a single-line field; in a <textarea> it types a line break.
+            let multiline: Vec<Target> = fields
+                .iter()
+                .filter(|f| f.tag == "textarea")
+                .map(|f| target_of(f))
+                .collect();
+            for (mut assignment, quality) in self.assignments(fields, &sources, &spare, &goal) {
                 if assignment.is_empty() {
                     continue;
+                }
+                if submit.is_none() {
+                    // Enter is pressed in the field typed last: a single-line one, or none.
+                    let Some(last) = assignment
+                        .iter()
+                        .rposition(|f| f.select || !multiline.contains(&f.target))
+                    else {
+                        continue;
+                    };
+                    let field = assignment.remove(last);
+                    assignment.push(field);
                 }
                 let names: Vec<String> = assignment.iter().map(|f| f.target.name.clone()).collect();
                 let context = RiskContext {
@@ -1131,7 +1193,12 @@ impl<E: Embedder> Policy for DefaultPolicy<E> {
                     submit.map_or("", |s| s.name.as_str()),
                     names.join(" ")
                 );
-                let affinity = 0.5 * self.similarity(&goal, &form_text) + 0.5 * quality;
+                let affinity = fields
+                    .iter()
+                    .filter(|f| assignment.iter().any(|a| a.target == target_of(f)))
+                    .map(|f| kept(f))
+                    .fold(1.0, f64::min)
+                    * (0.5 * self.similarity(&goal, &form_text) + 0.5 * quality);
                 scored.push((
                     Candidate {
                         action: Action::FillForm {
@@ -1182,9 +1249,11 @@ impl<E: Embedder> Policy for DefaultPolicy<E> {
                 } else {
                     // A field outside a form: typed (its value is part of the state, so the
                     // next step can be a click on the page's own button), or typed and
-                    // submitted with Enter, as a search box wants.
+                    // submitted with Enter, as a search box wants (not a <textarea>, where
+                    // Enter is a line break).
                     [false, true]
                         .into_iter()
+                        .filter(|enter| !enter || element.tag != "textarea")
                         .map(|enter| {
                             (
                                 Action::Fill {
@@ -1209,6 +1278,7 @@ impl<E: Embedder> Policy for DefaultPolicy<E> {
                         },
                     );
                     let affinity = weight
+                        * kept(element)
                         * (0.5 * self.mixed_affinity(&goal, &task.goal, element)
                             + 0.5 * quality
                             + positions[index]);
@@ -1315,6 +1385,7 @@ impl<E: Embedder> DefaultPolicy<E> {
                 value: FillValue::Input(name.clone()),
                 description: name.replace(['_', '-'], " "),
                 literal: value.clone(),
+                unseen_name: false,
             })
             .collect();
         let mut literal = |text: String, description: String| {
@@ -1323,6 +1394,7 @@ impl<E: Embedder> DefaultPolicy<E> {
                     value: FillValue::Literal(text.clone()),
                     description,
                     literal: text,
+                    unseen_name: false,
                 });
             }
         };
@@ -1401,6 +1473,21 @@ impl<E: Embedder> DefaultPolicy<E> {
                     literal(words[i].to_owned(), "word".into());
                 }
             }
+        }
+        // The page's text without the goal, where the page prints it (a task page shows its
+        // instruction, which names every name).
+        let content = observation.text_excerpt.replacen(&task.goal, " ", 1);
+        let shown = |name: &str| {
+            observation
+                .elements
+                .iter()
+                .map(|e| e.name.as_str())
+                .chain(std::iter::once(content.as_str()))
+                .any(|text| crate::embed::words(text).any(|w| w.eq_ignore_ascii_case(name)))
+        };
+        for source in sources.iter_mut() {
+            source.unseen_name =
+                reading.names.iter().any(|n| n.text == source.literal) && !shown(&source.literal);
         }
         sources
     }
@@ -1482,6 +1569,11 @@ impl<E: Embedder> DefaultPolicy<E> {
             }
             if kind == "password" && !lower.contains("pass") {
                 s -= 0.5;
+            }
+            // A name to type fits any single-line field at least a little (a "to" the goal
+            // does not say: "send Marlena the email").
+            if source.unseen_name && field.tag != "textarea" && kind != "password" {
+                s = s.max(UNSEEN_NAME_FIT);
             }
             // Credentials go where credentials are asked for: a password never into a field
             // that shows it, a user name not into a record's "Name" (a group named "editors").
@@ -1713,9 +1805,24 @@ fn words_before(goal: &str, token: &str) -> String {
 const PARITY_LIFT: f64 = 0.3;
 
 /// Whether the element's item ([`Element::record`]) holds one of the goal's quoted texts or
-/// names that the element's own name and text do not.
-fn record_names_goal_word(element: &Element, reading: &GoalReading) -> bool {
+/// names that the element's own name and text do not, and the element's name is a word of the
+/// goal (`goal_words`, as [`padded_words`]): the "Like" of @aliquam's post for "like
+/// @aliquam's post", not the "star" and "trash" of every row that names the goal's sender.
+/// Any control of the item when the control the goal quotes is on no page yet
+/// (`hidden_quoted`: "Mute" behind @et's "more").
+fn record_names_goal_word(
+    element: &Element,
+    reading: &GoalReading,
+    goal_words: &str,
+    hidden_quoted: bool,
+) -> bool {
     if element.record.is_empty() || (reading.quoted.is_empty() && reading.names.is_empty()) {
+        return false;
+    }
+    if !hidden_quoted
+        && !crate::embed::words(&element.name)
+            .any(|w| w.len() >= 3 && goal_words.contains(&format!(" {w} ")))
+    {
         return false;
     }
     let record = padded_words(&element.record);
@@ -1851,6 +1958,87 @@ mod tests {
         let value = |o: &Observation| policy.propose(o, &task(goal, &[])).value_hint;
         assert!(value(&open("Wilhelmina")) > value(&open("Marlena")));
         assert!(value(&open("Wilhelmina")) > value(&inbox));
+    }
+
+    /// An email's reply or forward form: a one-line "to" and a message body, no button the
+    /// policy reads as the form's submit; the page's values are what the fields hold.
+    fn compose_form(to: &str, body: &str) -> Observation {
+        let implicit = FormContext {
+            name: "area".into(),
+            submit_name: None,
+            posts: false,
+            selector: "#area".into(),
+            implicit: true,
+        };
+        let mut recipient = element("textbox", "to");
+        recipient.tag = "input".into();
+        recipient.input_type = "text".into();
+        recipient.form = Some(implicit.clone());
+        let mut message = element("textbox", "");
+        message.tag = "textarea".into();
+        message.locators = vec![Locator::Css("#message".into())];
+        message.form = Some(implicit);
+        let mut form = page(vec![recipient, message, element("clickable", "send")]);
+        form.values = [("to", to), ("", body)]
+            .into_iter()
+            .filter(|(_, value)| !value.is_empty())
+            .map(|(label, value)| PageValue {
+                label: label.into(),
+                value: value.into(),
+                kind: PageValueKind::Field,
+            })
+            .collect();
+        form
+    }
+
+    #[test]
+    fn a_forward_types_the_recipient_and_keeps_the_message() {
+        let goal = "Send Marlena the email from Caprice.";
+        let forward = compose_form("", "Leo placerat. Leo scelerisque.");
+        let proposals = DefaultPolicy::default().propose(&forward, &task(goal, &[]));
+        let prior = |label: &str| {
+            proposals
+                .candidates
+                .iter()
+                .find(|c| c.action.label() == label)
+                .map(|c| c.prior)
+                .unwrap_or_else(|| panic!("{label} proposed"))
+        };
+        // The name goes into the empty recipient field before it is typed over the message.
+        assert!(
+            prior("fill \"to\" with \"Marlena\"") > prior("fill \"\" with \"Marlena\""),
+            "the recipient before the message"
+        );
+        // Enter in a <textarea> is a line break, not a submit: never proposed there, and a
+        // form without a button presses it in its one-line field.
+        for candidate in &proposals.candidates {
+            match &candidate.action {
+                Action::Fill { target, enter, .. } => {
+                    assert!(
+                        !(*enter && target.name.is_empty()),
+                        "{}",
+                        candidate.action.label()
+                    );
+                }
+                Action::FillForm {
+                    fields,
+                    submit: None,
+                } => {
+                    let last = fields.last().expect("a field");
+                    assert_eq!(last.target.name, "to", "{}", candidate.action.label());
+                }
+                _ => {}
+            }
+        }
+
+        // A reply to the sender with the recipient's name as its message is no more done than
+        // the forward with the recipient typed where recipients go.
+        let reading = GoalReading::of(goal);
+        let names = |o: &Observation| goal_progress(o, &reading, goal).names;
+        let forwarded = compose_form("Marlena", "Leo placerat. Leo scelerisque.");
+        let replied = compose_form("Caprice", "Marlena");
+        assert_eq!(names(&forwarded), Some(0.5));
+        assert_eq!(names(&replied), Some(0.5));
     }
 
     #[test]
@@ -2427,7 +2615,10 @@ mod tests {
         };
         assert!(prior(3) > prior(0), "her post's Like over another's");
         assert!(prior(3) > prior(4));
-        assert!(prior(2) > prior(1), "her post's controls over another's");
+        assert!(
+            (prior(2) - prior(1)).abs() < 1e-9,
+            "her post's Reply no more than another's: the goal names no reply"
+        );
         assert!(prior(0) > prior(2), "a Like over a Reply, whoever's");
     }
 

@@ -1164,6 +1164,51 @@ pub fn dynamic() -> Router<Arc<Counters>> {
                 )
             }),
         )
+        // An email open, with "Reply" (a form whose "to" holds the sender, its message empty)
+        // and "Forward" (an empty "to", the message quoted in it); each form is sent by an
+        // icon. Only a forward to Marlena with the message unchanged wins, as in MiniWoB++'s
+        // email-inbox-forward-nl: a reply to the sender with her name as its text, or a
+        // message typed over, loses.
+        .route(
+            "/forward",
+            get(|| async {
+                widget_page(
+                    "Mail",
+                    "<div id=email><b>Caprice</b><p id=text>Leo placerat. Leo scelerisque.</p>\
+                     <span id=reply>Reply</span> <span id=forward>Forward</span></div>\
+                     <div id=compose class=panel><label>to: </label><input id=to>\
+                     <textarea id=body></textarea>\
+                     <span id=send style='display:inline-block;width:14px;height:14px;\
+                     background:#48c'></span></div>",
+                    "const text = document.getElementById('text').textContent; let mode = ''; \
+                     const open = (how, to, body) => { mode = how; \
+                       document.getElementById('email').style.display = 'none'; \
+                       document.getElementById('to').value = to; \
+                       document.getElementById('body').value = body; \
+                       document.getElementById('compose').classList.add('open'); }; \
+                     document.getElementById('reply').addEventListener('click', () => open('reply', 'Caprice', '')); \
+                     document.getElementById('forward').addEventListener('click', () => open('forward', '', text)); \
+                     document.getElementById('send').addEventListener('click', () => \
+                       mode === 'forward' && document.getElementById('to').value === 'Marlena' \
+                         && document.getElementById('body').value === text ? win() : lose());",
+                )
+            }),
+        )
+        // A menu drawn as jQuery UI draws one: each listening <li> holds a role=menuitem <div>
+        // with the same text (one control, not two: the second click only repeats the first).
+        .route(
+            "/menu",
+            get(|| async {
+                widget_page(
+                    "Menu",
+                    "<ul id=menu><li><div role=menuitem>Save</div></li>\
+                     <li><div role=menuitem>Prev</div></li>\
+                     <li><div role=menuitem>Zoom In</div></li></ul>",
+                    "for (const li of document.querySelectorAll('#menu li')) \
+                       li.addEventListener('click', () => li.textContent === 'Prev' ? win() : lose());",
+                )
+            }),
+        )
         // A board whose cells refuse a second click (their handler answers `false`, as
         // MiniWoB++'s tic-tac-toe does), beside a button whose only effect is in the page's
         // script state (it must be pressed before "Fire").

@@ -310,6 +310,42 @@ async fn the_pages_text_tells_apart_pages_with_the_same_controls() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_menu_item_and_the_box_around_it_are_one_control() {
+    let site = sites::serve(sites::dynamic()).await;
+    let prefix = unique_prefix("menu");
+    let pool = BrowserPool::new(BrowserOptions {
+        profile_prefix: prefix.clone(),
+        ..BrowserOptions::default()
+    });
+    let mut task = TaskSpec::new(
+        site.url("/menu"),
+        "Click on the item labeled \"Prev\".",
+        vec![SuccessPredicate::JavaScript("window.REWARD === 1".into())],
+    );
+    task.resettable = true;
+    task.validate().expect("valid");
+    let mut env =
+        ChromiumEnv::new(pool.clone(), Arc::new(task), EnvOptions::default()).expect("valid");
+    env.restore(&[]).await.expect("loads");
+    let candidates = env.candidates().await.expect("candidates");
+    for name in ["Save", "Prev", "Zoom In"] {
+        let clicks = candidates
+            .iter()
+            .filter(|c| matches!(&c.action, Action::Click { target } if target.name == name))
+            .count();
+        assert_eq!(clicks, 1, "one click on {name:?}");
+    }
+    let prev = candidates
+        .iter()
+        .find(|c| matches!(&c.action, Action::Click { target } if target.name == "Prev"))
+        .expect("a click on Prev");
+    let step = env.act(&prev.action).await.expect("clicks");
+    assert!(step.state.success, "the menu item's own handler ran");
+    pool.shutdown().await;
+    assert_no_chromium_left(&prefix);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_click_the_page_refuses_is_no_change_and_one_it_remembers_is() {
     let site = sites::serve(sites::dynamic()).await;
     let prefix = unique_prefix("refused");

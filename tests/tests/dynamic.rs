@@ -24,7 +24,10 @@
 //! submit button still covered, and every month looked as near the goal as any other).
 //! `table-form` too: fields labelled only by their row's `<th>`, a `<div>` for a submit
 //! button, and a value that is a plain word of the goal (the fields had no names, the form no
-//! submit, and no value source offered the word).
+//! submit, and no value source offered the word). `forward`: a reply form whose "to" holds the
+//! sender and a forward form whose message is quoted (Enter pressed in the message body made
+//! ever new states, the recipient's name typed as a reply's text looked like the goal done,
+//! and the name went over the quoted message before into the empty "to").
 
 use forager_protocol::result::RunResult;
 use forager_tests::sites::{self, Fixture};
@@ -158,6 +161,17 @@ async fn a_table_form_with_a_div_for_submit_and_a_plain_word_for_value() {
         labels(result),
         ["fill \"Year\"=\"1931\", \"Director\"=\"Lang\", \"Genre\"=\"noir\" and click \"Submit\""]
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_forward_types_the_recipient_and_keeps_the_quoted_message() {
+    let site = sites::serve(sites::dynamic()).await;
+    let goal = "Send Marlena the email from Caprice.";
+    let run = run(&site, "dyn-forward", "/forward", goal, "40").await;
+    let result = passed(&run);
+    let steps = labels(result);
+    assert_eq!(steps.first(), Some(&"click \"Forward\""), "{steps:?}");
+    assert!(steps.contains(&"fill \"to\" with \"Marlena\""), "{steps:?}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -458,6 +458,41 @@ fn a_state_reached_again_deeper_is_a_transposition() {
 }
 
 #[test]
+fn actions_that_find_only_known_states_cost_their_node_a_visit() {
+    // A hub (0 -hub-> 1) whose eight actions all reach states the root reaches directly
+    // (transpositions), beside a chain to the goal (0 -go-> 10 -> 11 -> 12 -> 13). Each
+    // pruned action still counts as a visit of the hub, so the search does not pick the hub
+    // again and again until it is empty before it follows the chain.
+    const HUB: [&str; 8] = ["h1", "h2", "h3", "h4", "h5", "h6", "h7", "h8"];
+    let mut edges = vec![
+        (0, "hub", 1, 0.4),
+        (0, "a", 2, 0.2),
+        (0, "b", 3, 0.2),
+        (0, "go", 10, 0.2),
+        (10, "g1", 11, 1.0),
+        (11, "g2", 12, 1.0),
+        (12, "g3", 13, 1.0),
+    ];
+    for (i, label) in HUB.into_iter().enumerate() {
+        edges.push((1, label, 2 + (i as u32 % 2), 1.0 - 0.1 * i as f64));
+    }
+    let mut graph = Graph::new(13, &edges);
+    graph.hints = HashMap::from([
+        (1, 0.5),
+        (2, 0.3),
+        (3, 0.3),
+        (10, 0.5),
+        (11, 0.5),
+        (12, 0.5),
+    ]);
+    let (report, _) = search(&mut graph, SearchConfig::default());
+    assert_eq!(report.finish, Finish::Solved);
+    assert_eq!(labels(&report), ["go", "g1", "g2", "g3"]);
+    let in_hub = graph.executed.iter().filter(|l| HUB.contains(l)).count();
+    assert!(in_hub < HUB.len(), "{:?}", graph.executed);
+}
+
+#[test]
 fn refinement_finds_the_shorter_path_after_the_first() {
     // The promising-looking route is long; a short route exists behind a low prior.
     let mut graph = Graph::new(

@@ -1077,6 +1077,15 @@ impl<A: Clone> Search<A> {
                 let rolled_out = !rollout.is_empty();
                 let (child, live) = self.attach(flight.parent, &candidate, &step, candidates);
                 if !live {
+                    // An action that found nothing new still cost a visit: the parent's mean
+                    // is backed up (its value stays, its exploration bonus pays), or a node
+                    // whose actions all lead to known states is chosen again and again until
+                    // none is left (a "star" beside every row of an inbox).
+                    let parent = &self.nodes[flight.parent as usize];
+                    if parent.visits > 0 {
+                        let mean = parent.value_sum / f64::from(parent.visits);
+                        self.backup(flight.parent, mean);
+                    }
                     return;
                 }
                 let (value, leaf) = self.evaluate(child, &step, rollout);

@@ -93,6 +93,14 @@
         // pointer cursor is often only `:hover` styling left by the last click.
         if (el.querySelectorAll(INTERACTIVE + ", [" + LISTENS + "]").length >= 2) continue;
       }
+      // A box around a control that says what the control says (a menu's listening <li>
+      // around its role=menuitem <div>) is that control: a second click on it only repeats.
+      // (A few inner controls at most: a bigger box is a group, and reading each text costs.)
+      const inner = el.querySelectorAll(INTERACTIVE + ", [" + LISTENS + "]");
+      if (inner.length > 0 && inner.length <= 3) {
+        const text = textOf(el);
+        if (text && Array.from(inner).some((i) => textOf(i) === text)) continue;
+      }
       if (!visible(el) || isBackdrop(el)) continue;
       seen.add(el);
       clickables.push(el);
