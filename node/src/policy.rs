@@ -17,7 +17,9 @@ use crate::environment::Candidate;
 use crate::goal::{GoalReading, words_of};
 use crate::model::SentenceModel;
 use forager_protocol::action::FieldValue;
-use forager_protocol::observation::{Element, Observation, PageValueKind, ScrollPosition};
+use forager_protocol::observation::{
+    Element, Observation, PageValue, PageValueKind, ScrollPosition,
+};
 use forager_protocol::risk::{self, ActionShape, RiskContext};
 use forager_protocol::{Action, FillValue, RiskClass, ScrollEdge, Target};
 use std::collections::BTreeMap;
@@ -142,7 +144,7 @@ impl Default for DefaultPolicy<HashedNgrams> {
 /// form whose fields say what they want ("Witt" is for "Director Name", not "Genre").
 const UNSEEN_NAME_FIT: f64 = 0.09;
 
-/// The weight of typing over what a field already holds, against an empty field.
+/// The weight of typing over what a field already holds, against typing into an empty one.
 const PREFILLED_FILL: f64 = 0.5;
 
 /// Model cosines at or below this say nothing (a goal and unrelated link texts land around
@@ -492,6 +494,17 @@ struct GoalProgress {
     parity: Option<f64>,
 }
 
+/// Whether `word` is a word of a control's name or of `text` (the page's text, or a part of it).
+fn shows_word(observation: &Observation, text: &str, word: &str) -> bool {
+    let word = word.to_lowercase();
+    observation
+        .elements
+        .iter()
+        .map(|e| e.name.as_str())
+        .chain(std::iter::once(text))
+        .any(|text| crate::embed::words(text).any(|w| w == word))
+}
+
 fn goal_progress(observation: &Observation, reading: &GoalReading, goal: &str) -> GoalProgress {
     let goal_text = padded_words(goal);
     let named = |name: &str| names_phrase(&goal_text, name);
@@ -519,24 +532,16 @@ fn goal_progress(observation: &Observation, reading: &GoalReading, goal: &str) -
     // A value typed into a search box is progress only when the goal is to search: otherwise
     // the reply text in the inbox's search field looks like a reply half written.
     let searching = goal_text.contains(" search ");
-    let held: Vec<&str> = observation
+    let fields: Vec<&PageValue> = observation
         .values
         .iter()
         .filter(|v| v.kind == PageValueKind::Field)
         .filter(|v| searching || !v.label.to_lowercase().contains("search"))
-        .map(|v| v.value.as_str())
         .collect();
+    let held: Vec<&str> = fields.iter().map(|v| v.value.as_str()).collect();
     // A name the page shows is there to be found ("the email by Andria"); one it does not
     // show is there to be typed ("forward it to Ibby").
-    let shown = |name: &str| {
-        let name = name.to_lowercase();
-        observation
-            .elements
-            .iter()
-            .map(|e| e.name.as_str())
-            .chain(std::iter::once(observation.text_excerpt.as_str()))
-            .any(|text| crate::embed::words(text).any(|w| w == name))
-    };
+    let shown = |name: &str| shows_word(observation, &observation.text_excerpt, name);
     let literals = reading
         .quoted
         .iter()
@@ -577,11 +582,8 @@ fn goal_progress(observation: &Observation, reading: &GoalReading, goal: &str) -
         .filter(|e| e.tag == "textarea")
         .map(|e| e.name.as_str())
         .collect();
-    let held_names: Vec<&str> = observation
-        .values
+    let held_names: Vec<&str> = fields
         .iter()
-        .filter(|v| v.kind == PageValueKind::Field)
-        .filter(|v| searching || !v.label.to_lowercase().contains("search"))
         .filter(|v| !bodies.contains(&v.label.as_str()))
         .map(|v| v.value.as_str())
         .collect();
@@ -1103,8 +1105,9 @@ impl<E: Embedder> Policy for DefaultPolicy<E> {
             ));
         }
 
-        // A field the page filled itself (a forward's quoted message, a profile's name) is
-        // typed over after the empty ones: what it holds may be what the page checks.
+        // A field that already holds a value (a forward's quoted message the page put there,
+        // or a value typed before) is typed over after the empty ones: what the page put
+        // there may be what it checks.
         let kept = |element: &Element| -> f64 {
             let prefilled = observation.values.iter().any(|v| {
                 v.kind == PageValueKind::Field && v.label == element.name && !v.value.is_empty()
@@ -1477,17 +1480,9 @@ impl<E: Embedder> DefaultPolicy<E> {
         // The page's text without the goal, where the page prints it (a task page shows its
         // instruction, which names every name).
         let content = observation.text_excerpt.replacen(&task.goal, " ", 1);
-        let shown = |name: &str| {
-            observation
-                .elements
-                .iter()
-                .map(|e| e.name.as_str())
-                .chain(std::iter::once(content.as_str()))
-                .any(|text| crate::embed::words(text).any(|w| w.eq_ignore_ascii_case(name)))
-        };
         for source in sources.iter_mut() {
-            source.unseen_name =
-                reading.names.iter().any(|n| n.text == source.literal) && !shown(&source.literal);
+            source.unseen_name = reading.names.iter().any(|n| n.text == source.literal)
+                && !shows_word(observation, &content, &source.literal);
         }
         sources
     }
@@ -1864,7 +1859,7 @@ mod tests {
     use super::*;
     use forager_protocol::Locator;
     use forager_protocol::fingerprint::Fingerprint;
-    use forager_protocol::observation::{FormContext, PageValue};
+    use forager_protocol::observation::FormContext;
 
     fn element(role: &str, name: &str) -> Element {
         Element {

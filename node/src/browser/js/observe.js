@@ -77,6 +77,7 @@
   const clickables = [];
   if (!truncated) {
     const candidates = document.querySelectorAll("div, span, li, td, img, label, p, i, b, em, strong, svg, svg *, [" + LISTENS + "]");
+    const CONTROLS = INTERACTIVE + ", [" + LISTENS + "]";
     let checked = 0;
     for (const el of candidates) {
       if (elements.length >= MAX_ELEMENTS || checked++ > 3000 || performance.now() - started > TIME_BUDGET_MS) break;
@@ -84,6 +85,7 @@
       if (el.parentElement && el.parentElement.closest(INTERACTIVE)) continue;
       if (el.matches(INTERACTIVE)) continue;
       const listens = el.hasAttribute(LISTENS);
+      let inner = null; // the controls inside, read once and only when needed
       if (!listens) {
         if (getComputedStyle(el).cursor !== "pointer") continue;
         const parent = el.parentElement;
@@ -91,12 +93,13 @@
         if (!textOf(el)) continue;
         // A wrapper around two or more controls is a group, not a control of its own: its
         // pointer cursor is often only `:hover` styling left by the last click.
-        if (el.querySelectorAll(INTERACTIVE + ", [" + LISTENS + "]").length >= 2) continue;
+        inner = el.querySelectorAll(CONTROLS);
+        if (inner.length >= 2) continue;
       }
       // A box around a control that says what the control says (a menu's listening <li>
       // around its role=menuitem <div>) is that control: a second click on it only repeats.
       // (A few inner controls at most: a bigger box is a group, and reading each text costs.)
-      const inner = el.querySelectorAll(INTERACTIVE + ", [" + LISTENS + "]");
+      inner = inner || el.querySelectorAll(CONTROLS);
       if (inner.length > 0 && inner.length <= 3) {
         const text = textOf(el);
         if (text && Array.from(inner).some((i) => textOf(i) === text)) continue;
