@@ -211,6 +211,36 @@ pub struct GoalReading {
     pub dates: Vec<GoalDate>,
     /// Ranges of whole numbers the goal names ("between 0-9", "from 3 to 7"), in order.
     pub ranges: Vec<(i64, i64)>,
+    /// The names that say whose item the goal is about ("the email from Caprice", "by
+    /// Andria", "the mail Ibby sent you"), where it names a sender at all. The goal's other
+    /// names are then who it goes to ("send Marlena …"), to be typed even where the page
+    /// shows them too (Marlena's own email in the inbox).
+    pub senders: Vec<String>,
+    /// Whether the goal points at text the page shows rather than saying it ("type the text
+    /// below", "the code shown"): the page's short text blocks are then values to type.
+    pub shown_text: bool,
+}
+
+/// Words for a piece of text, and words that say the page shows it.
+const TEXT_WORDS: &[&str] = &["text", "letters", "characters", "code", "string"];
+const SHOWN_WORDS: &[&str] = &["below", "above", "shown", "displayed"];
+
+/// "the text below", "the text in the box above", "the displayed code": a text word with a
+/// shown word at most four words after it, or right before it.
+fn points_at_shown_text(words: &[&str]) -> bool {
+    let lower: Vec<String> = words
+        .iter()
+        .map(|w| trim_punctuation(w).to_lowercase())
+        .collect();
+    lower.iter().enumerate().any(|(i, w)| {
+        TEXT_WORDS.contains(&w.as_str())
+            && (lower[i + 1..]
+                .iter()
+                .take(4)
+                .any(|next| SHOWN_WORDS.contains(&next.as_str()))
+                || i.checked_sub(1)
+                    .is_some_and(|before| ["shown", "displayed"].contains(&lower[before].as_str())))
+    })
 }
 
 const ORDINAL_WORDS: &[&str] = &[
@@ -265,6 +295,7 @@ impl GoalReading {
         let mut tokens: Vec<String> = Vec::new();
         let mut positions = Vec::new();
         let mut names: Vec<Quoted> = Vec::new();
+        let mut senders: Vec<String> = Vec::new();
         for (i, raw) in words.iter().enumerate() {
             let word = trim_punctuation(raw);
             let sentence_start = i == 0
@@ -288,6 +319,11 @@ impl GoalReading {
                     .map(|w| trim_punctuation(w))
                     .collect::<Vec<_>>()
                     .join(" ");
+                let after = words.get(i + 1).map(|w| trim_punctuation(w).to_lowercase());
+                let before = context.rsplit(' ').next().unwrap_or("").to_lowercase();
+                if ["from", "by"].contains(&before.as_str()) || after.as_deref() == Some("sent") {
+                    senders.push(word.to_owned());
+                }
                 names.push(Quoted {
                     text: word.to_owned(),
                     context,
@@ -329,6 +365,7 @@ impl GoalReading {
         };
         let dates = dates_in(&words);
         let ranges = ranges_in(&words);
+        let shown_text = points_at_shown_text(&words);
         GoalReading {
             quoted,
             tokens,
@@ -337,7 +374,15 @@ impl GoalReading {
             case,
             dates,
             ranges,
+            shown_text,
+            senders,
         }
+    }
+
+    /// Whether a name of the goal is who it goes to: the goal names a sender, and this is
+    /// another name.
+    pub fn recipient(&self, name: &str) -> bool {
+        !self.senders.is_empty() && !self.senders.iter().any(|s| s == name)
     }
 
     /// A value as the goal wants it typed (its letter case).
@@ -520,6 +565,50 @@ mod tests {
                 .ranges
                 .is_empty()
         );
+    }
+
+    #[test]
+    fn senders_and_recipients() {
+        for (goal, sender, recipient) in [
+            ("Send Marlena the email from Caprice.", "Caprice", "Marlena"),
+            ("Forward the mail by Ibby to Andria.", "Ibby", "Andria"),
+            ("Forward Wren the message Lyda sent you.", "Lyda", "Wren"),
+            (
+                "I command you to give Etheline the email from Doria.",
+                "Doria",
+                "Etheline",
+            ),
+        ] {
+            let reading = GoalReading::of(goal);
+            assert_eq!(reading.senders, [sender], "{goal}");
+            assert!(
+                reading.recipient(recipient) && !reading.recipient(sender),
+                "{goal}"
+            );
+        }
+        // No sender named: no name is a recipient by this rule.
+        let reading = GoalReading::of("Reply to Alice with the word Yes");
+        assert!(reading.senders.is_empty() && !reading.recipient("Alice"));
+    }
+
+    #[test]
+    fn text_the_page_shows() {
+        for goal in [
+            "Type the text below into the text field and press Submit.",
+            "Copy the text in the textarea below, paste it into the textbox",
+            "Enter the displayed code",
+            "Type the letters shown in the picture",
+        ] {
+            assert!(GoalReading::of(goal).shown_text, "{goal}");
+        }
+        for goal in [
+            "Enter \"Lima\" into the text field",
+            "Click the button below",
+            "Type the 4th word in the paragraph below",
+            "Find the text field and type your name",
+        ] {
+            assert!(!GoalReading::of(goal).shown_text, "{goal}");
+        }
     }
 
     #[test]

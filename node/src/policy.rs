@@ -14,7 +14,7 @@
 
 use crate::embed::{SparseVector, action_key, stable_hash, text_features};
 use crate::environment::Candidate;
-use crate::goal::{GoalReading, words_of};
+use crate::goal::{GoalReading, Quoted, words_of};
 use crate::model::SentenceModel;
 use forager_protocol::action::FieldValue;
 use forager_protocol::observation::{
@@ -144,6 +144,13 @@ impl Default for DefaultPolicy<HashedNgrams> {
 /// form whose fields say what they want ("Witt" is for "Director Name", not "Genre").
 const UNSEEN_NAME_FIT: f64 = 0.09;
 
+/// Verbs before a quoted control's name ("press "Search"", "click "OK"").
+const PRESS_VERBS: &[&str] = &["press", "click", "hit", "tap", "push"];
+
+/// The longest block of page text offered as a value when the goal points at shown text: a
+/// code or a phrase, not an article.
+const SHOWN_TEXT_MAX_CHARS: usize = 60;
+
 /// The weight of typing over what a field already holds, against typing into an empty one.
 const PREFILLED_FILL: f64 = 0.5;
 
@@ -261,7 +268,7 @@ fn control_text(element: &Element) -> String {
 }
 
 /// What a page is about, for the model: its title, first headings and the start of its text.
-fn page_summary(observation: &Observation) -> String {
+fn page_summary(observation: &Observation, goal: &str) -> String {
     let headings: Vec<&str> = observation
         .snapshot
         .iter()
@@ -272,7 +279,9 @@ fn page_summary(observation: &Observation) -> String {
         "{}. {}. {}",
         observation.title.trim(),
         headings.join(". "),
-        observation.text_excerpt.trim()
+        // Without the goal where the page prints it (a task page shows its instruction): a
+        // page is not nearer the goal for saying what it is.
+        observation.text_excerpt.replacen(goal, " ", 1).trim()
     );
     if let Some((cut, _)) = summary.char_indices().nth(SUMMARY_CHARS) {
         summary.truncate(cut);
@@ -282,7 +291,7 @@ fn page_summary(observation: &Observation) -> String {
 
 /// The texts the model compares the goal with on this page, in the order `propose` asks.
 fn model_texts(observation: &Observation, task: &TaskContext) -> Vec<String> {
-    let mut texts = vec![task.goal.clone(), page_summary(observation)];
+    let mut texts = vec![task.goal.clone(), page_summary(observation, &task.goal)];
     for element in &observation.elements {
         if element.disabled || !(is_clickable(element) || is_text_field(element)) {
             continue;
@@ -505,10 +514,33 @@ fn shows_word(observation: &Observation, text: &str, word: &str) -> bool {
         .any(|text| crate::embed::words(text).any(|w| w == word))
 }
 
+/// Choices the goal wants and those made: wanted ones checked, less half a point for each
+/// checked one it does not want.
+#[derive(Default)]
+struct Tally {
+    wanted: usize,
+    done: usize,
+    wrong: usize,
+}
+
+impl Tally {
+    fn count(&mut self, wanted: bool, checked: bool) {
+        self.wanted += usize::from(wanted);
+        self.done += usize::from(wanted && checked);
+        self.wrong += usize::from(!wanted && checked);
+    }
+
+    fn share(&self) -> Option<f64> {
+        (self.wanted > 0).then(|| {
+            ((self.done as f64 - 0.5 * self.wrong as f64) / self.wanted as f64).clamp(0.0, 1.0)
+        })
+    }
+}
+
 fn goal_progress(observation: &Observation, reading: &GoalReading, goal: &str) -> GoalProgress {
     let goal_text = padded_words(goal);
     let named = |name: &str| names_phrase(&goal_text, name);
-    let (mut wanted, mut done, mut wrong) = (0usize, 0usize, 0usize);
+    let mut boxes = Tally::default();
     for element in &observation.elements {
         if !matches!(
             element.role.as_str(),
@@ -516,18 +548,38 @@ fn goal_progress(observation: &Observation, reading: &GoalReading, goal: &str) -
         ) {
             continue;
         }
-        match (named(&element.name), element.checked) {
-            (true, true) => {
-                wanted += 1;
-                done += 1;
+        boxes.count(named(&element.name), element.checked);
+    }
+    // Toggles the goal quotes by name in the items of someone it names ("Like" on the posts by
+    // @aliquam), where no checkbox is named: those pressed among those of such items, less
+    // half a point for each pressed in another's item. Only where there are several to press
+    // (one "Mute" in one menu is a click to make, not a state to count).
+    if boxes.wanted == 0 {
+        let mut toggles = Tally::default();
+        let names: Vec<&str> = reading
+            .names
+            .iter()
+            .filter(|n| !reading.recipient(&n.text))
+            .map(|n| n.text.as_str())
+            .collect();
+        for element in &observation.elements {
+            if element.record.is_empty()
+                || !reading
+                    .quoted
+                    .iter()
+                    .any(|q| q.text.eq_ignore_ascii_case(element.name.trim()))
+            {
+                continue;
             }
-            (true, false) => wanted += 1,
-            (false, true) => wrong += 1,
-            (false, false) => {}
+            let record = padded_words(&element.record);
+            let theirs = names.iter().any(|n| mentions(&element.record, &record, n));
+            toggles.count(theirs, element.checked);
+        }
+        if toggles.wanted >= 2 {
+            boxes = toggles;
         }
     }
-    let choices =
-        (wanted > 0).then(|| ((done as f64 - 0.5 * wrong as f64) / wanted as f64).clamp(0.0, 1.0));
+    let choices = boxes.share();
     let (mut wanted, mut done) = (0usize, 0usize);
     // A value typed into a search box is progress only when the goal is to search: otherwise
     // the reply text in the inbox's search field looks like a reply half written.
@@ -545,22 +597,33 @@ fn goal_progress(observation: &Observation, reading: &GoalReading, goal: &str) -
     let literals = reading
         .quoted
         .iter()
-        .map(|q| reading.cased(&q.text))
-        .chain(reading.tokens.iter().cloned())
+        .filter(|q| !quotes_a_button(q, observation))
+        .map(|q| (reading.cased(&q.text), true))
+        .chain(reading.tokens.iter().map(|t| (t.clone(), false)))
         .chain(
             reading
                 .names
                 .iter()
-                .filter(|n| !shown(&n.text))
-                .map(|n| n.text.clone()),
+                .filter(|n| !shown(&n.text) || reading.recipient(&n.text))
+                .map(|n| (n.text.clone(), false)),
         );
-    for literal in literals {
+    for (literal, quoted) in literals {
         // Only values some field on this page could hold count.
         if !observation.elements.iter().any(is_text_field) {
             break;
         }
         wanted += 1;
-        if held.iter().any(|h| h.trim() == literal) {
+        // A quoted piece a field's value starts or ends with counts too: "starts with "Lith"
+        // and ends with "ania"" is done by "Lithuania", picked from suggestions. Not numbers
+        // (12 is not 123) and not names.
+        let holds = |h: &&str| {
+            let h = h.trim();
+            h == literal
+                || (quoted
+                    && literal.chars().count() >= 3
+                    && (h.starts_with(literal.as_str()) || h.ends_with(literal.as_str())))
+        };
+        if held.iter().any(holds) {
             done += 1;
         }
     }
@@ -598,7 +661,9 @@ fn goal_progress(observation: &Observation, reading: &GoalReading, goal: &str) -
             continue;
         }
         wanted_names += 1;
-        let as_content = mentions(&raw_content, &content, &name.text)
+        // A recipient counts once typed, not where the page shows her (her own email open).
+        let as_content = !reading.recipient(&name.text)
+            && mentions(&raw_content, &content, &name.text)
             && !observation
                 .elements
                 .iter()
@@ -887,6 +952,20 @@ fn is_text_field(element: &Element) -> bool {
     )
 }
 
+/// "press "Search"": a quoted name after a verb of pressing that a control of this page
+/// carries is that control, not a value to type.
+fn quotes_a_button(quoted: &Quoted, observation: &Observation) -> bool {
+    quoted
+        .context
+        .split_whitespace()
+        .last()
+        .is_some_and(|verb| PRESS_VERBS.contains(&verb.to_lowercase().as_str()))
+        && observation
+            .elements
+            .iter()
+            .any(|e| is_clickable(e) && e.name.eq_ignore_ascii_case(&quoted.text))
+}
+
 fn is_clickable(element: &Element) -> bool {
     matches!(
         element.role.as_str(),
@@ -947,6 +1026,10 @@ impl<E: Embedder> Policy for DefaultPolicy<E> {
             })
         });
 
+        let progress = goal_progress(observation, &reading, &task.goal);
+        // Every value the goal gives is held by a field: sending the form is what is left.
+        let values_held = progress.values == Some(1.0);
+
         // Clicks.
         for (index, element) in observation.elements.iter().enumerate() {
             if element.disabled || !is_clickable(element) {
@@ -997,6 +1080,16 @@ impl<E: Embedder> Policy for DefaultPolicy<E> {
                 Some(true) => affinity + PARITY_LIFT,
                 Some(false) => affinity * 0.3,
                 None => affinity,
+            };
+            let sends_form = element.form.as_ref().is_some_and(|f| {
+                f.submit_name
+                    .as_deref()
+                    .is_some_and(|n| n.eq_ignore_ascii_case(&element.name))
+            });
+            let affinity = if values_held && sends_form {
+                affinity + READY_SUBMIT_LIFT
+            } else {
+                affinity
             };
             let affinity = (affinity + positions[index])
                 * keeps_course(element, task, &observation.url)
@@ -1318,12 +1411,11 @@ impl<E: Embedder> Policy for DefaultPolicy<E> {
         let page_text = format!("{} {}", observation.title, headings.join(" "));
         let about = self
             .similarity(&goal, &page_text)
-            .max(self.semantic(&task.goal, &page_summary(observation)));
+            .max(self.semantic(&task.goal, &page_summary(observation, &task.goal)));
         // A promising action makes a promising page, up to 0.8: the rest is left to what the
         // page shows of the goal done (choices made, values held, a calendar's month), so that
         // those tell apart pages whose next steps all look good.
         let mut value_hint = about.max(0.8 * best_action.min(1.0));
-        let progress = goal_progress(observation, &reading, &task.goal);
         // The choices the goal names are half of a page's value: on a page of checkboxes
         // every state looks alike to the rest of the hint, and a search without this
         // gradient spends its budget on every subset of the boxes.
@@ -1402,6 +1494,9 @@ impl<E: Embedder> DefaultPolicy<E> {
             }
         };
         for quoted in &reading.quoted {
+            if quotes_a_button(quoted, observation) {
+                continue;
+            }
             literal(
                 reading.cased(&quoted.text),
                 format!("{} {}", quoted.context, quoted.text),
@@ -1463,6 +1558,19 @@ impl<E: Embedder> DefaultPolicy<E> {
                 PageValueKind::Field => {
                     literal(value.value.clone(), format!("text {}", value.label))
                 }
+                // A goal that points at shown text ("type the text below"): a short block of
+                // it that is neither the goal nor a button's name (a field may be named by the
+                // text before it: the very text).
+                PageValueKind::Paragraph
+                    if reading.shown_text
+                        && value.value.chars().count() <= SHOWN_TEXT_MAX_CHARS
+                        && !task.goal.contains(value.value.as_str())
+                        && !observation.elements.iter().any(|e| {
+                            !is_text_field(e) && e.name.eq_ignore_ascii_case(&value.value)
+                        }) =>
+                {
+                    literal(reading.cased(&value.value), "text shown".into())
+                }
                 PageValueKind::Paragraph => {}
             }
         }
@@ -1481,8 +1589,11 @@ impl<E: Embedder> DefaultPolicy<E> {
         // instruction, which names every name).
         let content = observation.text_excerpt.replacen(&task.goal, " ", 1);
         for source in sources.iter_mut() {
-            source.unseen_name = reading.names.iter().any(|n| n.text == source.literal)
-                && !shows_word(observation, &content, &source.literal);
+            // A recipient is typed even where the page shows the name (her own email).
+            source.unseen_name = reading.names.iter().any(|n| {
+                n.text == source.literal
+                    && (reading.recipient(&n.text) || !shows_word(observation, &content, &n.text))
+            });
         }
         sources
     }
@@ -1726,10 +1837,11 @@ fn names_goal_word(element: &Element, reading: &GoalReading) -> bool {
         return false;
     }
     let (name, text) = (padded_words(&element.name), padded_words(&element.text));
+    // A recipient is typed, not picked: her own email in the inbox is not the one to open.
     reading
         .quoted
         .iter()
-        .chain(&reading.names)
+        .chain(reading.names.iter().filter(|n| !reading.recipient(&n.text)))
         .any(|q| mentions(&element.name, &name, &q.text) || mentions(&element.text, &text, &q.text))
 }
 
@@ -1799,6 +1911,10 @@ fn words_before(goal: &str, token: &str) -> String {
 /// What an "Odd" or "Even" control gains when it fits the number of its item.
 const PARITY_LIFT: f64 = 0.3;
 
+/// What a form's submit button gains when its page's fields hold every value the goal gives
+/// (a suggestion picked, a value typed alone): the step left, ahead of typing again.
+const READY_SUBMIT_LIFT: f64 = 0.3;
+
 /// Whether the element's item ([`Element::record`]) holds one of the goal's quoted texts or
 /// names that the element's own name and text do not, and the element's name is a word of the
 /// goal (`goal_words`, as [`padded_words`]): the "Like" of @aliquam's post for "like
@@ -1822,7 +1938,8 @@ fn record_names_goal_word(
     }
     let record = padded_words(&element.record);
     let (name, text) = (padded_words(&element.name), padded_words(&element.text));
-    reading.quoted.iter().chain(&reading.names).any(|q| {
+    let names = reading.names.iter().filter(|n| !reading.recipient(&n.text));
+    reading.quoted.iter().chain(names).any(|q| {
         mentions(&element.record, &record, &q.text)
             && !mentions(&element.name, &name, &q.text)
             && !mentions(&element.text, &text, &q.text)
@@ -1965,10 +2082,7 @@ mod tests {
             selector: "#area".into(),
             implicit: true,
         };
-        let mut recipient = element("textbox", "to");
-        recipient.tag = "input".into();
-        recipient.input_type = "text".into();
-        recipient.form = Some(implicit.clone());
+        let recipient = one_line_field("to", &implicit);
         let mut message = element("textbox", "");
         message.tag = "textarea".into();
         message.locators = vec![Locator::Css("#message".into())];
@@ -1984,6 +2098,106 @@ mod tests {
             })
             .collect();
         form
+    }
+
+    /// An `<input type=text>` named `name` in `form`.
+    fn one_line_field(name: &str, form: &FormContext) -> Element {
+        let mut field = element("textbox", name);
+        field.tag = "input".into();
+        field.input_type = "text".into();
+        field.form = Some(form.clone());
+        field
+    }
+
+    /// A "Tags" field with a Submit button, holding `held`.
+    fn tags_form(held: &str) -> Observation {
+        let form = FormContext {
+            name: "form".into(),
+            submit_name: Some("Submit".into()),
+            posts: false,
+            selector: "#form".into(),
+            implicit: true,
+        };
+        let tags = one_line_field("Tags:", &form);
+        let mut submit = element("button", "Submit");
+        submit.tag = "button".into();
+        submit.form = Some(form);
+        let mut observation = page(vec![tags, submit]);
+        if !held.is_empty() {
+            observation.values = vec![PageValue {
+                label: "Tags:".into(),
+                value: held.into(),
+                kind: PageValueKind::Field,
+            }];
+        }
+        observation
+    }
+
+    #[test]
+    fn likes_pressed_on_the_named_users_posts_are_progress() {
+        let goal = "Click the \"Like\" button on all posts by @aliquam and then click Submit.";
+        let reading = GoalReading::of(goal);
+        let feed = |pressed: &[usize]| {
+            let posts = ["@aliquam Vel quis", "@morbi Nunc eget", "@aliquam Sed et"];
+            let mut elements: Vec<Element> = posts
+                .iter()
+                .enumerate()
+                .map(|(i, post)| {
+                    let mut like = element("clickable", "like");
+                    like.record = (*post).into();
+                    like.checked = pressed.contains(&i);
+                    like
+                })
+                .collect();
+            elements.push(element("button", "Submit"));
+            page(elements)
+        };
+        let choices = |pressed: &[usize]| goal_progress(&feed(pressed), &reading, goal).choices;
+        assert_eq!(choices(&[]), Some(0.0));
+        assert_eq!(choices(&[0]), Some(0.5));
+        assert_eq!(choices(&[0, 2]), Some(1.0));
+        // A like on another's post costs half of one.
+        assert_eq!(choices(&[0, 1, 2]), Some(0.75));
+        // One such control (a "Mute" in one open menu) is a click, not a count.
+        let mute = "For the user @et, click on the \"Mute\" button.";
+        let mut menu = element("clickable", "Mute");
+        menu.record = "@et Lorem ipsum".into();
+        let observation = page(vec![menu]);
+        assert_eq!(
+            goal_progress(&observation, &GoalReading::of(mute), mute).choices,
+            None
+        );
+    }
+
+    #[test]
+    fn a_suggestion_that_holds_the_goals_pieces_is_sent() {
+        let goal = "Enter an item that starts with \"Lith\" and ends with \"ania\".";
+        let reading = GoalReading::of(goal);
+        let values = |held: &str| goal_progress(&tags_form(held), &reading, goal).values;
+        // Both pieces are in the suggestion picked; a piece typed alone is half.
+        assert_eq!(values("Lithuania"), Some(1.0));
+        assert_eq!(values("Lith"), Some(0.5));
+        assert_eq!(values("Latvia"), Some(0.0));
+        let submit_prior = |held: &str| {
+            let proposals = DefaultPolicy::default().propose(&tags_form(held), &task(goal, &[]));
+            let best = proposals
+                .candidates
+                .iter()
+                .max_by(|a, b| a.prior.total_cmp(&b.prior))
+                .map(|c| c.action.label());
+            let submit = proposals
+                .candidates
+                .iter()
+                .find(|c| c.action.label() == "click \"Submit\"")
+                .map(|c| c.prior);
+            (best, submit)
+        };
+        // With every piece held, sending the form comes first; with one, typing does.
+        let (best, ready) = submit_prior("Lithuania");
+        assert_eq!(best.as_deref(), Some("click \"Submit\""));
+        let (best, half) = submit_prior("Lith");
+        assert_ne!(best.as_deref(), Some("click \"Submit\""));
+        assert!(ready > half, "{ready:?} vs {half:?}");
     }
 
     #[test]

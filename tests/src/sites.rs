@@ -1164,6 +1164,25 @@ pub fn dynamic() -> Router<Arc<Counters>> {
                 )
             }),
         )
+        // Letters to copy, each in its own skewed inline-block span inside a <div> (no <p>, no
+        // field holds them), as in MiniWoB++'s text-transform; a wrong text loses.
+        .route(
+            "/captcha",
+            get(|| async {
+                widget_page(
+                    "Captcha",
+                    "<div id=captcha style='font-size:25px'></div>\
+                     <input id=answer> <button id=check>Submit</button>",
+                    "const letters = 'qZtW'; \
+                     for (const c of letters) { const s = document.createElement('span'); \
+                       s.textContent = c; s.style.display = 'inline-block'; \
+                       s.style.transform = 'skewY(20deg)'; \
+                       document.getElementById('captcha').appendChild(s); } \
+                     document.getElementById('check').addEventListener('click', () => \
+                       document.getElementById('answer').value === letters ? win() : lose());",
+                )
+            }),
+        )
         // An email open, with "Reply" (a form whose "to" holds the sender, its message empty)
         // and "Forward" (an empty "to", the message quoted in it); each form is sent by an
         // icon. Only a forward to Marlena with the message unchanged wins, as in MiniWoB++'s
@@ -1206,6 +1225,32 @@ pub fn dynamic() -> Router<Arc<Counters>> {
                      <li><div role=menuitem>Zoom In</div></li></ul>",
                     "for (const li of document.querySelectorAll('#menu li')) \
                        li.addEventListener('click', () => li.textContent === 'Prev' ? win() : lose());",
+                )
+            }),
+        )
+        // A submenu that opens half a second after the pointer enters its item and closes half
+        // a second after it leaves, as jQuery UI's menus do (300 ms there): its items exist
+        // only while the pointer rests on "Playback".
+        .route(
+            "/submenu",
+            get(|| async {
+                widget_page(
+                    "Submenu",
+                    "<ul id=menu><li><div role=menuitem>Save</div></li>\
+                     <li id=playback><div role=menuitem>Playback</div>\
+                     <ul id=sub style='display:none'><li><div role=menuitem>Prev</div></li>\
+                     <li><div role=menuitem>Stop</div></li></ul></li>\
+                     <li><div role=menuitem>Zoom In</div></li></ul>",
+                    "const playback = document.getElementById('playback'); \
+                     const sub = document.getElementById('sub'); let timer; \
+                     const later = (display) => { clearTimeout(timer); \
+                       timer = setTimeout(() => { sub.style.display = display; }, 500); }; \
+                     playback.addEventListener('mouseenter', () => later('block')); \
+                     playback.addEventListener('mouseleave', () => later('none')); \
+                     for (const li of document.querySelectorAll('#menu li')) \
+                       li.addEventListener('click', (event) => { event.stopPropagation(); \
+                         if (li.querySelector('ul')) return; \
+                         li.textContent === 'Prev' ? win() : lose(); });",
                 )
             }),
         )

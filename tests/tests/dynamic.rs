@@ -27,7 +27,10 @@
 //! submit, and no value source offered the word). `forward`: a reply form whose "to" holds the
 //! sender and a forward form whose message is quoted (Enter pressed in the message body made
 //! ever new states, the recipient's name typed as a reply's text looked like the goal done,
-//! and the name went over the quoted message before into the empty "to").
+//! and the name went over the quoted message before into the empty "to"). `captcha`: letters in
+//! spans inside a `<div>` that the goal calls "the text below" (no value source offered them).
+//! `submenu`: items that appear half a second after the pointer enters their parent item (the
+//! timer a hover sets was not awaited, so the page was read before they came).
 
 use forager_protocol::result::RunResult;
 use forager_tests::sites::{self, Fixture};
@@ -160,6 +163,32 @@ async fn a_table_form_with_a_div_for_submit_and_a_plain_word_for_value() {
     assert_eq!(
         labels(result),
         ["fill \"Year\"=\"1931\", \"Director\"=\"Lang\", \"Genre\"=\"noir\" and click \"Submit\""]
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_text_shown_below_is_typed_from_letters_in_spans() {
+    let site = sites::serve(sites::dynamic()).await;
+    let goal = "Type the text below into the text field and press Submit.";
+    let run = run(&site, "dyn-captcha", "/captcha", goal, "20").await;
+    let result = passed(&run);
+    assert!(
+        labels(result).iter().any(|l| l.contains("\"qZtW\"")),
+        "{:?}",
+        labels(result)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_submenu_that_opens_while_the_pointer_rests_on_its_item() {
+    let site = sites::serve(sites::dynamic()).await;
+    let goal = "Find and click on the item labeled \"Prev\".";
+    let run = run(&site, "dyn-submenu", "/submenu", goal, "20").await;
+    let result = passed(&run);
+    assert_eq!(
+        labels(result),
+        ["click \"Playback\"", "click \"Prev\""],
+        "the submenu's item, reached through its parent"
     );
 }
 

@@ -233,9 +233,11 @@
   // through `window[Symbol.for("forager.handled")]`.
   const POINTER_EVENTS = new Set(["click", "mousedown", "mouseup", "pointerdown", "pointerup", "dblclick", "touchstart"]);
   const INPUT_EVENTS = new Set([...POINTER_EVENTS, "keydown", "keyup", "keypress", "input", "change"]);
-  // What a click or a key sets off besides: a widget that opens on focus (a date picker) is
+  // What a click or a key sets off besides: a widget that opens on focus (a date picker) or
+  // when the pointer comes over it (a menu's submenu, 300 ms after its item is entered) is
   // input-caused too, though its handler running is no sign that the action did something.
-  const CAUSE_EVENTS = new Set([...INPUT_EVENTS, "focus", "focusin", "blur", "focusout"]);
+  const HOVER_EVENTS = ["mouseover", "mouseout", "mouseenter", "mouseleave", "pointerover", "pointerout", "pointerenter", "pointerleave"];
+  const CAUSE_EVENTS = new Set([...INPUT_EVENTS, "focus", "focusin", "blur", "focusout", ...HOVER_EVENTS]);
   const MARK = "data-forager-listens";
   let handled = 0;
   try {
@@ -289,7 +291,7 @@
     if (wrapper) realRemove.call(this, type, wrapper, options);
     return realRemove.call(this, type, listener, options);
   });
-  for (const type of ["click", "mousedown", "mouseup", "dblclick", "keydown", "keyup", "keypress", "input", "change", "focus", "blur"]) {
+  for (const type of ["click", "mousedown", "mouseup", "dblclick", "keydown", "keyup", "keypress", "input", "change", "focus", "blur", "mouseover", "mouseout"]) {
     const property = Object.getOwnPropertyDescriptor(HTMLElement.prototype, "on" + type);
     if (!property || !property.set) continue;
     const originals = new WeakMap();

@@ -229,6 +229,17 @@
     if (values.length >= 60) break;
     if (visible(p) && !p.querySelector("input, textarea, select, button")) addValue("", p.innerText, "paragraph");
   }
+  // A short block of text that is no <p>: a <div> holding text and inline elements only (a
+  // captcha's letters, each in its own span). Bounded: the first 400 divs.
+  const inline = new Set(["SPAN", "B", "I", "EM", "STRONG", "SMALL", "FONT", "SUB", "SUP", "CODE", "MARK", "BR"]);
+  let divs = 0;
+  for (const div of document.querySelectorAll("div")) {
+    if (values.length >= 60 || ++divs > 400) break;
+    if (!Array.from(div.children).every((c) => inline.has(c.tagName))) continue;
+    const text = div.textContent.trim();
+    if (!text || text.length > 200 || div.closest("p, button, a, label, [role=button]") || !visible(div)) continue;
+    addValue("", div.innerText, "paragraph");
+  }
 
   const nav = performance.getEntriesByType("navigation")[0];
   return {
