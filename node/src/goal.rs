@@ -219,6 +219,63 @@ pub struct GoalReading {
     /// Whether the goal points at text the page shows rather than saying it ("type the text
     /// below", "the code shown"): the page's short text blocks are then values to type.
     pub shown_text: bool,
+    /// Values the goal gives under a label ("from: LIH to: West Palm Beach, FL on …"), each
+    /// with its label, lower case and without the colon, as `context`: the value of the field
+    /// with that label.
+    pub labelled: Vec<Quoted>,
+}
+
+/// Words that end a labelled value: they start the sentence's next part ("to: West Palm
+/// Beach, FL on 11/25/2016").
+const LABELLED_VALUE_ENDS: &[&str] = &[
+    "on", "at", "in", "for", "and", "with", "by", "from", "to", "as", "then", "before", "after",
+];
+
+/// Longest labelled value, in characters: longer runs are prose, not a field's value.
+const LABELLED_VALUE_MAX_CHARS: usize = 60;
+
+/// A label: one word of letters ending in a colon ("from:", "Subject:").
+fn label_of(word: &str) -> Option<&str> {
+    let label = word.strip_suffix(':')?;
+    (!label.is_empty() && label.chars().all(char::is_alphabetic)).then_some(label)
+}
+
+/// "from: LIH to: West Palm Beach, FL on 11/25/2016." → (from, LIH), (to, West Palm Beach,
+/// FL): each label's value runs to the next label, a word that starts the sentence's next part
+/// ([`LABELLED_VALUE_ENDS`]), or the end of the sentence.
+fn labelled_in(words: &[&str]) -> Vec<Quoted> {
+    let mut out: Vec<Quoted> = Vec::new();
+    for (i, raw) in words.iter().enumerate() {
+        let Some(label) = label_of(raw) else { continue };
+        let mut value: Vec<&str> = Vec::new();
+        for word in &words[i + 1..] {
+            let lower = trim_punctuation(word).to_lowercase();
+            if label_of(word).is_some()
+                || (!value.is_empty() && LABELLED_VALUE_ENDS.contains(&lower.as_str()))
+            {
+                break;
+            }
+            value.push(word);
+            if word.ends_with(['.', ';', '!', '?']) {
+                break;
+            }
+        }
+        let text = value
+            .join(" ")
+            .trim_end_matches([',', '.', ';', '!', '?'])
+            .trim()
+            .to_owned();
+        if !text.is_empty()
+            && text.chars().count() <= LABELLED_VALUE_MAX_CHARS
+            && !out.iter().any(|q| q.text == text)
+        {
+            out.push(Quoted {
+                text,
+                context: label.to_lowercase(),
+            });
+        }
+    }
+    out
 }
 
 /// Words for a piece of text, and words that say the page shows it.
@@ -292,6 +349,11 @@ impl GoalReading {
     pub fn of(goal: &str) -> GoalReading {
         let quoted = quoted(goal);
         let words: Vec<&str> = goal.split_whitespace().collect();
+        // Unquoted labelled values are read as quoted ones are (their words are no names).
+        let labelled: Vec<Quoted> = labelled_in(&words)
+            .into_iter()
+            .filter(|l| !quoted.iter().any(|q| q.text.contains(&l.text)))
+            .collect();
         let mut tokens: Vec<String> = Vec::new();
         let mut positions = Vec::new();
         let mut names: Vec<Quoted> = Vec::new();
@@ -311,7 +373,10 @@ impl GoalReading {
                     .chars()
                     .all(|c| c.is_alphanumeric() || c == '_' || c == '.');
             if ((capitalised && !sentence_start) || handle)
-                && !quoted.iter().any(|q| q.text.contains(word))
+                && !quoted
+                    .iter()
+                    .chain(&labelled)
+                    .any(|q| q.text.contains(word))
                 && !names.iter().any(|n| n.text == word)
             {
                 let context = words[i.saturating_sub(2)..i]
@@ -376,6 +441,7 @@ impl GoalReading {
             ranges,
             shown_text,
             senders,
+            labelled,
         }
     }
 
@@ -609,6 +675,36 @@ mod tests {
         ] {
             assert!(!GoalReading::of(goal).shown_text, "{goal}");
         }
+    }
+
+    #[test]
+    fn labelled_values() {
+        let reading = GoalReading::of(
+            "Book the shortest one-way flight from: LIH to: West Palm Beach, FL on 11/25/2016.",
+        );
+        let pairs: Vec<(&str, &str)> = reading
+            .labelled
+            .iter()
+            .map(|l| (l.context.as_str(), l.text.as_str()))
+            .collect();
+        assert_eq!(pairs, [("from", "LIH"), ("to", "West Palm Beach, FL")]);
+        // Their words are the values', not names of their own; the date after them stays a token.
+        assert!(reading.names.is_empty(), "{:?}", reading.names);
+        assert_eq!(reading.tokens, ["11/25/2016"]);
+        let reading = GoalReading::of("Send it with Subject: Weekly report and Priority: high");
+        let pairs: Vec<(&str, &str)> = reading
+            .labelled
+            .iter()
+            .map(|l| (l.context.as_str(), l.text.as_str()))
+            .collect();
+        assert_eq!(pairs, [("subject", "Weekly report"), ("priority", "high")]);
+        // A time is no label; a colon at the end of a sentence labels nothing.
+        assert!(
+            GoalReading::of("Enter 11:57 PM as the time")
+                .labelled
+                .is_empty()
+        );
+        assert!(GoalReading::of("Do this:").labelled.is_empty());
     }
 
     #[test]

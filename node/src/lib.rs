@@ -34,6 +34,7 @@ pub mod model;
 pub mod net;
 pub mod policy;
 pub mod search;
+pub mod superlative;
 pub mod worker;
 
 pub use environment::{Candidate, EnvError, Environment, StateInfo, Step};

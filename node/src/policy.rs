@@ -22,7 +22,7 @@ use forager_protocol::observation::{
 };
 use forager_protocol::risk::{self, ActionShape, RiskContext};
 use forager_protocol::{Action, FillValue, RiskClass, ScrollEdge, Target};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 /// Text → vector, for similarity. Deterministic.
@@ -537,6 +537,22 @@ impl Tally {
     }
 }
 
+/// A field's label as the goal would give it: "From:" → "from".
+fn label_key(label: &str) -> String {
+    label.trim().trim_end_matches(':').trim().to_lowercase()
+}
+
+/// How a field's value holds one of the goal's values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Held {
+    /// Only as the whole value (a number, a name).
+    Exactly,
+    /// Whole, or as a piece (≥ 3 characters) it starts or ends with (a quoted string).
+    Pieces,
+    /// Whole, or as a phrase among its words (a labelled value).
+    Phrase,
+}
+
 fn goal_progress(observation: &Observation, reading: &GoalReading, goal: &str) -> GoalProgress {
     let goal_text = padded_words(goal);
     let named = |name: &str| names_phrase(&goal_text, name);
@@ -590,7 +606,26 @@ fn goal_progress(observation: &Observation, reading: &GoalReading, goal: &str) -
         .filter(|v| v.kind == PageValueKind::Field)
         .filter(|v| searching || !v.label.to_lowercase().contains("search"))
         .collect();
-    let held: Vec<&str> = fields.iter().map(|v| v.value.as_str()).collect();
+    // Where the goal labels values ("from: LIH to: …"), a field with one of its labels holds
+    // that value only, and the goal's other values count in the other fields.
+    let labelled: Vec<&str> = reading
+        .labelled
+        .iter()
+        .map(|l| l.context.as_str())
+        .collect();
+    let field_labels: Vec<String> = fields.iter().map(|v| label_key(&v.label)).collect();
+    let held_for = |label: Option<&str>| -> Vec<&str> {
+        let has_field = label.is_some_and(|l| field_labels.iter().any(|f| f == l));
+        fields
+            .iter()
+            .zip(&field_labels)
+            .filter(|(_, f)| match label {
+                Some(l) if has_field => f.as_str() == l,
+                _ => !labelled.contains(&f.as_str()),
+            })
+            .map(|(v, _)| v.value.as_str())
+            .collect()
+    };
     // A name the page shows is there to be found ("the email by Andria"); one it does not
     // show is there to be typed ("forward it to Ibby").
     let shown = |name: &str| shows_word(observation, &observation.text_excerpt, name);
@@ -598,16 +633,28 @@ fn goal_progress(observation: &Observation, reading: &GoalReading, goal: &str) -
         .quoted
         .iter()
         .filter(|q| !quotes_a_button(q, observation))
-        .map(|q| (reading.cased(&q.text), true))
-        .chain(reading.tokens.iter().map(|t| (t.clone(), false)))
+        .map(|q| (reading.cased(&q.text), Held::Pieces, None))
+        .chain(reading.labelled.iter().map(|l| {
+            (
+                reading.cased(&l.text),
+                Held::Phrase,
+                Some(l.context.as_str()),
+            )
+        }))
+        .chain(
+            reading
+                .tokens
+                .iter()
+                .map(|t| (t.clone(), Held::Exactly, None)),
+        )
         .chain(
             reading
                 .names
                 .iter()
                 .filter(|n| !shown(&n.text) || reading.recipient(&n.text))
-                .map(|n| (n.text.clone(), false)),
+                .map(|n| (n.text.clone(), Held::Exactly, None)),
         );
-    for (literal, quoted) in literals {
+    for (literal, how, label) in literals {
         // Only values some field on this page could hold count.
         if !observation.elements.iter().any(is_text_field) {
             break;
@@ -619,11 +666,18 @@ fn goal_progress(observation: &Observation, reading: &GoalReading, goal: &str) -
         let holds = |h: &&str| {
             let h = h.trim();
             h == literal
-                || (quoted
-                    && literal.chars().count() >= 3
-                    && (h.starts_with(literal.as_str()) || h.ends_with(literal.as_str())))
+                || match how {
+                    Held::Exactly => false,
+                    Held::Pieces => {
+                        literal.chars().count() >= 3
+                            && (h.starts_with(literal.as_str()) || h.ends_with(literal.as_str()))
+                    }
+                    // A labelled value inside a suggestion picked for it: "LIH" in "Kauai
+                    // Island/Lihue, HI (LIH)".
+                    Held::Phrase => mentions(h, &padded_words(h), &literal),
+                }
         };
-        if held.iter().any(holds) {
+        if held_for(label).iter().any(holds) {
             done += 1;
         }
     }
@@ -992,6 +1046,9 @@ struct ValueSource {
     /// One of the goal's names that the page does not show: there to be typed ("send it to
     /// Marlena"), into a single-line field whatever its name.
     unseen_name: bool,
+    /// The label the goal gives it under ("from: LIH"), lower case: it goes into the field
+    /// with that label, and not into one another value is labelled for.
+    label: Option<String>,
 }
 
 impl<E: Embedder> Policy for DefaultPolicy<E> {
@@ -1012,11 +1069,22 @@ impl<E: Embedder> Policy for DefaultPolicy<E> {
         let sources = self.sources(observation, task, &reading, &goal);
         let spare = spare_words(&task.goal, observation, &sources);
         let positions = position_bonus(observation, &reading);
+        // "The cheapest flight": the controls of the item at the extreme.
+        let extremes = crate::superlative::extremes(
+            crate::superlative::Superlative::of(&task.goal),
+            &observation.elements,
+        );
         // The calendar's steps lift priors only: a page is not more promising for holding a
         // calendar (its nearness to the goal's month is its value, below).
         let calendar = Calendar::of(observation, &reading);
         // What the calendar added to each of `scored`'s first entries (the clicks).
         let mut lifts: Vec<f64> = Vec::new();
+        let mut hovers: Vec<(Candidate<Action>, f64)> = Vec::new();
+        // How many controls share each role and name (a "Like" under every post).
+        let mut names: HashMap<(&String, &String), usize> = HashMap::new();
+        for element in &observation.elements {
+            *names.entry((&element.role, &element.name)).or_default() += 1;
+        }
         let choices = Choices::of(observation, &task.goal);
         // A control the goal quotes that no element of this page carries ("Mute" in a menu
         // not open yet).
@@ -1091,6 +1159,11 @@ impl<E: Embedder> Policy for DefaultPolicy<E> {
             } else {
                 affinity
             };
+            let affinity = if extremes[index] {
+                affinity + EXTREME_LIFT
+            } else {
+                affinity
+            };
             let affinity = (affinity + positions[index])
                 * keeps_course(element, task, &observation.url)
                 * choices.factor(element)
@@ -1102,7 +1175,15 @@ impl<E: Embedder> Policy for DefaultPolicy<E> {
                 .map(location_of);
             let lift = calendar.as_ref().map_or(0.0, |c| c.bonus(element));
             lifts.push(lift);
-            scored.push((click_candidate(element, risk, target), affinity + lift));
+            let twins = names.get(&(&element.role, &element.name)) > Some(&1);
+            scored.push((
+                click_candidate(element, risk, target, twins),
+                affinity + lift,
+            ));
+            // A menu item with a submenu: pointing at it opens what clicking would choose past.
+            if element.popup {
+                hovers.push((hover_candidate(element), affinity));
+            }
         }
 
         // Text fields can be clicked too (focus, or a widget such as a date picker opens),
@@ -1121,7 +1202,7 @@ impl<E: Embedder> Policy for DefaultPolicy<E> {
                 },
             );
             scored.push((
-                click_candidate(element, risk, None),
+                click_candidate(element, risk, None, false),
                 0.3 * self.mixed_affinity(&goal, &task.goal, element) + positions[index],
             ));
         }
@@ -1398,6 +1479,7 @@ impl<E: Embedder> Policy for DefaultPolicy<E> {
             .map(|(i, (_, a))| a - lifts.get(i).copied().unwrap_or(0.0))
             .fold(0.0, f64::max);
         scored.extend(check);
+        scored.extend(hovers);
         // After the value hint's best action, like `check`: a scroll says nothing of the page.
         scored.extend(scroll_candidates(observation, &task.goal));
         scored.extend(calendar.as_ref().and_then(|c| c.walk(observation)));
@@ -1481,6 +1563,7 @@ impl<E: Embedder> DefaultPolicy<E> {
                 description: name.replace(['_', '-'], " "),
                 literal: value.clone(),
                 unseen_name: false,
+                label: None,
             })
             .collect();
         let mut literal = |text: String, description: String| {
@@ -1490,6 +1573,7 @@ impl<E: Embedder> DefaultPolicy<E> {
                     description,
                     literal: text,
                     unseen_name: false,
+                    label: None,
                 });
             }
         };
@@ -1500,6 +1584,12 @@ impl<E: Embedder> DefaultPolicy<E> {
             literal(
                 reading.cased(&quoted.text),
                 format!("{} {}", quoted.context, quoted.text),
+            );
+        }
+        for labelled in &reading.labelled {
+            literal(
+                reading.cased(&labelled.text),
+                format!("{} {}", labelled.context, labelled.text),
             );
         }
         for token in &reading.tokens {
@@ -1589,6 +1679,11 @@ impl<E: Embedder> DefaultPolicy<E> {
         // instruction, which names every name).
         let content = observation.text_excerpt.replacen(&task.goal, " ", 1);
         for source in sources.iter_mut() {
+            source.label = reading
+                .labelled
+                .iter()
+                .find(|l| reading.cased(&l.text) == source.literal)
+                .map(|l| l.context.clone());
             // A recipient is typed even where the page shows the name (her own email).
             source.unseen_name = reading.names.iter().any(|n| {
                 n.text == source.literal
@@ -1675,6 +1770,19 @@ impl<E: Embedder> DefaultPolicy<E> {
             }
             if kind == "password" && !lower.contains("pass") {
                 s -= 0.5;
+            }
+            // A value the goal labels goes where the page shows its label ("From:"), not
+            // where it shows another value's.
+            if let Some(label) = &source.label {
+                let field_label = label_key(&field.name);
+                if field_label == *label {
+                    s += LABEL_FIT;
+                } else if sources
+                    .iter()
+                    .any(|other| other.label.as_deref() == Some(field_label.as_str()))
+                {
+                    s -= LABEL_FIT;
+                }
             }
             // A name to type fits any single-line field at least a little (a "to" the goal
             // does not say: "send Marlena the email").
@@ -1815,15 +1923,47 @@ impl<E: Embedder> DefaultPolicy<E> {
 }
 
 /// A click on `element` (its prior is set once all candidates are scored).
-fn click_candidate(element: &Element, risk: RiskClass, target: Option<u64>) -> Candidate<Action> {
+fn click_candidate(
+    element: &Element,
+    risk: RiskClass,
+    target: Option<u64>,
+    twins: bool,
+) -> Candidate<Action> {
     Candidate {
         action: Action::Click {
             target: target_of(element),
         },
         prior: 0.0,
         risk,
-        key: action_key(&format!("click {} {}", element.role, element.name)),
+        key: click_key(element, twins),
         target,
+    }
+}
+
+/// A click's key: its role and name, and where other controls of the page share those
+/// (`twins`), the text of its item ([`Element::record`]): the "Like" of one post is another
+/// action than the "Like" of the next, and the search tells their orders apart by key.
+fn click_key(element: &Element, twins: bool) -> u64 {
+    if !twins || element.record.is_empty() {
+        action_key(&format!("click {} {}", element.role, element.name))
+    } else {
+        action_key(&format!(
+            "click {} {} in {}",
+            element.role, element.name, element.record
+        ))
+    }
+}
+
+/// Pointing at `element` (a menu item with a submenu): read-only.
+fn hover_candidate(element: &Element) -> Candidate<Action> {
+    Candidate {
+        action: Action::Hover {
+            target: target_of(element),
+        },
+        prior: 0.0,
+        risk: RiskClass::ReadOnly,
+        key: action_key(&format!("hover {} {}", element.role, element.name)),
+        target: None,
     }
 }
 
@@ -1833,7 +1973,7 @@ const NAMED_AFFINITY: f64 = 0.8;
 /// Whether the element's name or text holds one of the goal's quoted texts or capitalised
 /// names as whole words (case-insensitive).
 fn names_goal_word(element: &Element, reading: &GoalReading) -> bool {
-    if reading.quoted.is_empty() && reading.names.is_empty() {
+    if reading.quoted.is_empty() && reading.names.is_empty() && reading.labelled.is_empty() {
         return false;
     }
     let (name, text) = (padded_words(&element.name), padded_words(&element.text));
@@ -1841,6 +1981,7 @@ fn names_goal_word(element: &Element, reading: &GoalReading) -> bool {
     reading
         .quoted
         .iter()
+        .chain(&reading.labelled)
         .chain(reading.names.iter().filter(|n| !reading.recipient(&n.text)))
         .any(|q| mentions(&element.name, &name, &q.text) || mentions(&element.text, &text, &q.text))
 }
@@ -1848,6 +1989,9 @@ fn names_goal_word(element: &Element, reading: &GoalReading) -> bool {
 /// What an element gains when the item it sits in (a post, a row) carries a name of the goal
 /// that the element itself does not: the "Like" of @aliquam's post over the other posts' ones.
 const RECORD_NAMED_LIFT: f64 = 0.15;
+
+/// What a value the goal labels ("from: LIH") gains in a field with that label.
+const LABEL_FIT: f64 = 1.0;
 
 /// How well a value must fit a field (n-gram similarity of its description and the field's
 /// name) to be put there before the goal's spare words are tried.
@@ -1910,6 +2054,10 @@ fn words_before(goal: &str, token: &str) -> String {
 
 /// What an "Odd" or "Even" control gains when it fits the number of its item.
 const PARITY_LIFT: f64 = 0.3;
+
+/// What a control of the item the goal wants at an extreme gains ("the cheapest flight":
+/// the "Book" of the lowest price).
+const EXTREME_LIFT: f64 = 0.3;
 
 /// What a form's submit button gains when its page's fields hold every value the goal gives
 /// (a suggestion picked, a value typed alone): the step left, ahead of typing again.
@@ -1994,6 +2142,7 @@ mod tests {
             disabled: false,
             options: vec![],
             checked: false,
+            popup: false,
         }
     }
 
@@ -2131,6 +2280,71 @@ mod tests {
             }];
         }
         observation
+    }
+
+    /// A flight search: "From:", "To:" and an unnamed date field, holding `held` (label,
+    /// value).
+    fn flight_form(held: &[(&str, &str)]) -> Observation {
+        let form = FormContext {
+            name: "form".into(),
+            submit_name: Some("Search".into()),
+            posts: false,
+            selector: "#form".into(),
+            implicit: true,
+        };
+        let mut search = element("button", "Search");
+        search.tag = "button".into();
+        search.form = Some(form.clone());
+        let mut observation = page(vec![
+            one_line_field("From:", &form),
+            one_line_field("To:", &form),
+            one_line_field("", &form),
+            search,
+        ]);
+        observation.values = held
+            .iter()
+            .map(|(label, value)| PageValue {
+                label: (*label).into(),
+                value: (*value).into(),
+                kind: PageValueKind::Field,
+            })
+            .collect();
+        observation
+    }
+
+    #[test]
+    fn values_the_goal_labels_go_into_the_fields_with_those_labels() {
+        let goal =
+            "Book the shortest one-way flight from: LIH to: West Palm Beach, FL on 11/25/2016.";
+        let reading = GoalReading::of(goal);
+        let values =
+            |held: &[(&str, &str)]| goal_progress(&flight_form(held), &reading, goal).values;
+        // The suggestions picked hold the labelled values; the date is held by the other field.
+        let done = values(&[
+            ("From:", "Kauai Island/Lihue, HI (LIH)"),
+            ("To:", "West Palm Beach, FL (PBI)"),
+            ("", "11/25/2016"),
+        ]);
+        assert_eq!(done, Some(1.0));
+        // A value in the field another value is labelled for is no progress.
+        assert_eq!(values(&[("From:", "West Palm Beach, FL")]), Some(0.0));
+        assert_eq!(values(&[("From:", "11/25/2016")]), Some(0.0));
+        assert_eq!(values(&[("From:", "LIH")]), Some(1.0 / 3.0));
+        // The form's fill puts each labelled value under its label.
+        let proposals = DefaultPolicy::default().propose(&flight_form(&[]), &task(goal, &[]));
+        let best_form = proposals
+            .candidates
+            .iter()
+            .filter(|c| matches!(c.action, Action::FillForm { .. }))
+            .max_by(|a, b| a.prior.total_cmp(&b.prior))
+            .map(|c| c.action.label());
+        assert_eq!(
+            best_form.as_deref(),
+            Some(
+                "fill \"From:\"=\"LIH\", \"To:\"=\"West Palm Beach, FL\", \"\"=\"11/25/2016\" \
+                 and click \"Search\""
+            )
+        );
     }
 
     #[test]

@@ -168,6 +168,12 @@ pub enum Action {
         /// How many times (at least 2; a single click is [`Action::Click`]).
         times: u32,
     },
+    /// Rest the pointer on an element without pressing: what opens a menu's submenu, whose
+    /// item a click would choose (and so end the choosing).
+    Hover {
+        /// What to point at.
+        target: Target,
+    },
 }
 
 /// An end of a scrolling box.
@@ -203,6 +209,7 @@ impl Action {
             Action::Check { .. } => ActionShape::Click,
             Action::Scroll { .. } => ActionShape::Scroll,
             Action::Repeat { .. } => ActionShape::Click,
+            Action::Hover { .. } => ActionShape::Hover,
             Action::Press { key } => ActionShape::Press {
                 enter: key.eq_ignore_ascii_case("enter"),
             },
@@ -219,7 +226,8 @@ impl Action {
             | Action::Fill { target, .. }
             | Action::Select { target, .. }
             | Action::Scroll { target, .. }
-            | Action::Repeat { target, .. } => Some(target),
+            | Action::Repeat { target, .. }
+            | Action::Hover { target } => Some(target),
             Action::FillForm {
                 submit: Some(target),
                 ..
@@ -237,7 +245,8 @@ impl Action {
             | Action::Fill { target, .. }
             | Action::Select { target, .. }
             | Action::Scroll { target, .. }
-            | Action::Repeat { target, .. } => vec![target],
+            | Action::Repeat { target, .. }
+            | Action::Hover { target } => vec![target],
             Action::FillForm { fields, submit } => fields
                 .iter()
                 .map(|f| &f.target)
@@ -312,6 +321,7 @@ impl Action {
                 format!("scroll {:?} to the {}", target.name, to.as_str())
             }
             Action::Repeat { target, times } => format!("click {:?} {times} times", target.name),
+            Action::Hover { target } => format!("hover {:?}", target.name),
             Action::Press { key } => format!("press {key}"),
             Action::Navigate { url } => format!("navigate {url}"),
             Action::Back => "back".to_owned(),
@@ -365,6 +375,12 @@ mod tests {
         };
         assert_eq!(repeat.shape(), ActionShape::Click);
         assert_eq!(repeat.label(), "click \"Prev\" 3 times");
+        let hover = Action::Hover {
+            target: target("Menu"),
+        };
+        assert_eq!(hover.shape(), ActionShape::Hover);
+        assert_eq!(hover.label(), "hover \"Menu\"");
+        assert_eq!(hover.targets().len(), 1);
         assert_eq!(fill.target().map(|t| t.name.as_str()), Some("Email"));
     }
 }

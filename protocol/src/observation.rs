@@ -67,6 +67,10 @@ pub struct Element {
     /// first is chosen.
     #[serde(default)]
     pub checked: bool,
+    /// Whether it says it opens a menu or popup (`aria-haspopup`, or a list item beside a
+    /// hidden nested list): pointing at it may show what a click would choose past.
+    #[serde(default)]
+    pub popup: bool,
 }
 
 /// A value the page shows, which a goal may ask to be typed elsewhere ("Enter the value of

@@ -107,6 +107,8 @@ pub enum ActionShape {
     Select,
     /// Scrolling a box.
     Scroll,
+    /// Resting the pointer on an element.
+    Hover,
     /// A key press; `enter` if the key is Enter.
     Press {
         /// Whether the key is Enter.
@@ -344,6 +346,7 @@ pub fn classify(shape: ActionShape, context: &RiskContext<'_>) -> RiskClass {
         | ActionShape::Back
         | ActionShape::Select
         | ActionShape::Scroll
+        | ActionShape::Hover
         | ActionShape::Done
         | ActionShape::DismissDialog => RiskClass::ReadOnly,
         ActionShape::Fill { enter: false } | ActionShape::Press { enter: false } => {

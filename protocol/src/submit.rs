@@ -68,6 +68,7 @@ pub fn is_submit_shaped(shape: ActionShape, accessible_name: &str) -> bool {
         | ActionShape::Press { enter: false }
         | ActionShape::Select
         | ActionShape::Scroll
+        | ActionShape::Hover
         | ActionShape::DismissDialog
         | ActionShape::Done => false,
         ActionShape::Click => starts_with_commit_verb(accessible_name),

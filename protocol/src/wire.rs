@@ -1154,6 +1154,7 @@ pub(crate) mod tests {
             Just(Action::Back),
             Just(Action::Done),
             (target(), 2u32..40).prop_map(|(target, times)| Action::Repeat { target, times }),
+            target().prop_map(|target| Action::Hover { target }),
             (target(), any::<bool>()).prop_map(|(target, bottom)| Action::Scroll {
                 target,
                 to: if bottom {

@@ -219,6 +219,9 @@ fn rank_targets(action: &Action) -> Action {
             target: ranked(target),
             times: *times,
         },
+        Action::Hover { target } => Action::Hover {
+            target: ranked(target),
+        },
         other => other.clone(),
     }
 }

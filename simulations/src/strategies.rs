@@ -99,6 +99,8 @@ pub struct RunConfig {
     pub max_backup: f64,
     /// See [`SearchConfig::try_known_targets`] (MCTS only).
     pub try_known_targets: bool,
+    /// See [`SearchConfig::first_play_urgency`] (MCTS only).
+    pub first_play_urgency: bool,
     /// Progressive widening (MCTS only).
     pub widening: forager_node::search::Widening,
     /// See [`SearchConfig::hint_weight`] (MCTS only).
@@ -119,6 +121,7 @@ impl Default for RunConfig {
             stop_at_first_success: true,
             max_backup: defaults.max_backup,
             try_known_targets: defaults.try_known_targets,
+            first_play_urgency: defaults.first_play_urgency,
             widening: defaults.widening,
             hint_weight: defaults.hint_weight,
             seed: 0,
@@ -228,6 +231,7 @@ fn mcts(
         stop_at_first_success: config.stop_at_first_success,
         max_backup: config.max_backup,
         try_known_targets: config.try_known_targets,
+        first_play_urgency: config.first_play_urgency,
         widening: config.widening,
         hint_weight: config.hint_weight,
         seed: config.seed,

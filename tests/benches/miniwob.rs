@@ -53,14 +53,16 @@ use Support::{Excluded, Supported};
 const DRAG: Support = Excluded("drag and drop (no drag action)");
 const DRAW: Support = Excluded("drawing with the mouse (no drag action)");
 const CANVAS: Support = Excluded("clicks at coordinates on a canvas or SVG drawing");
-const HOVER: Support = Excluded("hovering (no hover action)");
+const HOVER: Support = Excluded(
+    "keeping the pointer on a shape that moves, scored over time (hover is for submenus only)",
+);
 const SELECT_TEXT: Support = Excluded("selecting text with the mouse (no drag action)");
 const MOVING: Support = Excluded("moving targets tracked in real time");
 const WAIT: Support = Excluded("a timed pause between two clicks (no wait action)");
 const DRAG_RANGE: Support =
     Excluded("dragging across a day's half-hour slots to make an event (no drag action)");
 const HOVER_POINT: Support =
-    Excluded("hovering to find a hidden point, then a click at its coordinates (no hover action)");
+    Excluded("hovering to find a hidden point, then a click at its coordinates (no free pointer)");
 
 /// Every task of the package's `html/miniwob/` folder and whether forager has its actions.
 const TASKS: &[(&str, Support)] = &[

@@ -1254,6 +1254,32 @@ pub fn dynamic() -> Router<Arc<Counters>> {
                 )
             }),
         )
+        // A menu where a click on any item chooses it, as jQuery UI's menus do (MiniWoB++'s
+        // click-menu): a parent's click is a wrong choice, so its submenu must be opened by
+        // pointing at it (300 ms after the pointer enters). "File" says so with
+        // aria-haspopup; "Export" only has a hidden list beside it.
+        .route(
+            "/choose-menu",
+            get(|| async {
+                widget_page(
+                    "Choose",
+                    "<ul id=menu><li><div role=menuitem aria-haspopup=true>File</div>\
+                     <ul style='display:none'><li><div role=menuitem>New</div></li>\
+                     <li><div role=menuitem>Export</div>\
+                     <ul style='display:none'><li><div role=menuitem>PNG</div></li>\
+                     <li><div role=menuitem>PDF</div></li></ul></li></ul></li>\
+                     <li><div role=menuitem>Help</div></li></ul>",
+                    "for (const li of document.querySelectorAll('#menu li')) { \
+                       const sub = li.querySelector(':scope > ul'); let timer; \
+                       const later = (display) => { clearTimeout(timer); \
+                         timer = setTimeout(() => { sub.style.display = display; }, 300); }; \
+                       if (sub) { li.addEventListener('mouseenter', () => later('block')); \
+                         li.addEventListener('mouseleave', () => later('none')); } \
+                       li.addEventListener('click', (event) => { event.stopPropagation(); \
+                         li.firstElementChild.textContent === 'PDF' ? win() : lose(); }); }",
+                )
+            }),
+        )
         // A board whose cells refuse a second click (their handler answers `false`, as
         // MiniWoB++'s tic-tac-toe does), beside a button whose only effect is in the page's
         // script state (it must be pressed before "Fire").

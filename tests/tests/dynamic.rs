@@ -193,6 +193,24 @@ async fn a_submenu_that_opens_while_the_pointer_rests_on_its_item() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn submenus_whose_parents_a_click_would_choose_are_opened_by_pointing() {
+    let site = sites::serve(sites::dynamic()).await;
+    let run = run(
+        &site,
+        "dyn-choose-menu",
+        "/choose-menu",
+        "Select File>Export>PDF",
+        "30",
+    )
+    .await;
+    let result = passed(&run);
+    assert_eq!(
+        labels(result),
+        ["hover \"File\"", "hover \"Export\"", "click \"PDF\""],
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_forward_types_the_recipient_and_keeps_the_quoted_message() {
     let site = sites::serve(sites::dynamic()).await;
     let goal = "Send Marlena the email from Caprice.";

@@ -128,6 +128,7 @@ pub(crate) async fn perform(
             }
             heal
         }
+        Action::Hover { target } => Heal::of(target, tab.hover(target, &what).await?),
         Action::Press { key } => {
             tab.press(key).await?;
             None

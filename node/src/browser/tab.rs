@@ -729,6 +729,22 @@ impl Tab {
         Ok(result.locator.unwrap_or(0).max(0) as usize)
     }
 
+    /// Rests the mouse pointer on the element a locator chain resolves to, at its centre,
+    /// pressing nothing. What the hover sets off (a submenu opened by a timer) is awaited by
+    /// the settle that follows every action.
+    pub async fn hover(&self, target: &Target, what: &str) -> Result<LocatorIndex, EnvError> {
+        let result = self.act_script("point", target, "").await?;
+        if let Some(error) = Tab::target_error(&result, what) {
+            return Err(error);
+        }
+        let point = Point {
+            x: result.x.unwrap_or(0.0),
+            y: result.y.unwrap_or(0.0),
+        };
+        timed("hover", self.timeouts.call, self.page.move_mouse(point)).await?;
+        Ok(result.locator.unwrap_or(0).max(0) as usize)
+    }
+
     /// Types text into the element a locator chain resolves to (after clearing it).
     pub async fn fill(
         &self,

@@ -18,7 +18,8 @@ mod tree;
 
 pub use driver::{NoObserver, SearchError, SearchEvent, SearchObserver, run, run_from, start};
 pub use tree::{
-    Job, JobId, JobOutcome, NodeId, NodeStatus, NodeView, Plan, RolloutStep, Search, WorkerId,
+    FIRST_PLAY_VISITS, Job, JobId, JobOutcome, NodeId, NodeStatus, NodeView, Plan, RolloutStep,
+    Search, WorkerId,
 };
 
 use forager_protocol::trajectory::Cost;
@@ -94,6 +95,11 @@ pub struct SearchConfig {
     /// Q: 0 is classic mean backup, 1 is max backup. In deterministic goal search the best
     /// descendant says more about a branch than the average one.
     pub max_backup: f64,
+    /// Whether a node whose widening allows another child first compares it with the children
+    /// it has (first-play urgency): the fresh candidate counts as half a visit worth the
+    /// node's mean value ([`FIRST_PLAY_VISITS`]), and a child that scores higher is
+    /// followed instead. Off: a fresh child is opened whenever the allowance grows.
+    pub first_play_urgency: bool,
     /// Whether candidates leading to an already-known location (a link to a visited URL) are
     /// tried as a last resort before a node is given up (true), or never (false: as a crawler
     /// does; the state they would reach is known unless the same URL shows another state).
@@ -138,6 +144,7 @@ impl Default for SearchConfig {
             virtual_loss: 1.0,
             stop_at_first_success: true,
             max_backup: 0.0,
+            first_play_urgency: true,
             try_known_targets: false,
             seed: 0,
             family: String::new(),
@@ -160,6 +167,10 @@ impl SearchConfig {
             seed: task.seed,
             family: task.family(),
             deadline: Some(Duration::from_secs(u64::from(task.budget.wall_time_secs))),
+            // On a live application a branch followed deep may write (an unrelated form
+            // saved), and every later restore of the pages it changed diverges; there the
+            // search keeps its breadth. Pages that hold no server state (`resettable`) get it.
+            first_play_urgency: task.resettable,
             ..SearchConfig::default()
         }
     }
@@ -230,6 +241,9 @@ pub struct SearchMetrics {
     pub crashes: u32,
     /// Candidates never tried because their target location was already known.
     pub skipped_known_targets: u64,
+    /// Candidates put after others because the tree held their other order (see
+    /// `put_uncommuted_first`).
+    pub commuted_later: u64,
     /// States at which the memory voted for some of the actions.
     pub remembered: u64,
 }

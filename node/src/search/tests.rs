@@ -493,6 +493,71 @@ fn actions_that_find_only_known_states_cost_their_node_a_visit() {
 }
 
 #[test]
+fn a_child_that_did_better_is_followed_before_its_siblings_are_opened() {
+    // The first action raises the value (0.2 → 0.6 → 0.8 → goal); six siblings are as
+    // good as the start. Widening alone opens more root children at each new visit.
+    let mut edges = vec![
+        (0, "up", 1, 0.5),
+        (1, "up2", 2, 0.5),
+        (2, "up3", 3, 0.5),
+        (1, "side1", 5, 0.4),
+        (2, "side2", 6, 0.4),
+    ];
+    const SIBLINGS: [&str; 6] = ["s1", "s2", "s3", "s4", "s5", "s6"];
+    for (i, label) in SIBLINGS.into_iter().enumerate() {
+        edges.push((0, label, 10 + i as u32, 0.4 - 0.05 * i as f64));
+    }
+    let mut graph = Graph::new(3, &edges);
+    graph.hints = HashMap::from([(0, 0.2), (1, 0.6), (2, 0.8), (5, 0.2), (6, 0.2)]);
+    for i in 0..6 {
+        graph.hints.insert(10 + i, 0.2);
+    }
+    let mut opened = Vec::new();
+    for first_play_urgency in [true, false] {
+        let mut g = graph.clone();
+        let config = SearchConfig {
+            first_play_urgency,
+            ..SearchConfig::default()
+        };
+        let (report, _) = search(&mut g, config);
+        assert_eq!(report.finish, Finish::Solved);
+        assert_eq!(labels(&report), ["up", "up2", "up3"]);
+        opened.push(g.executed.iter().filter(|l| SIBLINGS.contains(l)).count());
+    }
+    // With first-play urgency the better child is followed at once; without, the widening
+    // opens root siblings on the way down.
+    assert_eq!(opened[0], 0, "{opened:?}");
+    assert!(opened[1] > 0, "{opened:?}");
+}
+
+#[test]
+fn the_other_order_of_two_actions_the_tree_holds_is_tried_last() {
+    // "a" and "b" commute (a star on two rows): 0 -a-> 1 -b-> 3 and 0 -b-> 2 -a-> 3. At 2,
+    // "a" has the higher prior, but the tree holds a-then-b, so "c" (to the goal) goes first.
+    let mut graph = Graph::new(
+        4,
+        &[
+            (0, "a", 1, 0.6),
+            (0, "b", 2, 0.4),
+            (1, "b", 3, 1.0),
+            (2, "a", 3, 0.9),
+            (2, "c", 4, 0.1),
+        ],
+    );
+    graph.hints = HashMap::from([(0, 0.2), (1, 0.6), (2, 0.4), (3, 0.3)]);
+    let (report, _) = search(&mut graph, SearchConfig::default());
+    assert_eq!(report.finish, Finish::Solved);
+    assert_eq!(labels(&report), ["b", "c"]);
+    assert_eq!(
+        report.prunes.get("transposition"),
+        None,
+        "{:?}",
+        graph.executed
+    );
+    assert_eq!(report.metrics.commuted_later, 1);
+}
+
+#[test]
 fn refinement_finds_the_shorter_path_after_the_first() {
     // The promising-looking route is long; a short route exists behind a low prior.
     let mut graph = Graph::new(

@@ -37,6 +37,12 @@ pub enum NodeStatus {
 /// handler does not double the tree at each level.
 pub const MAX_HIDDEN_CHAIN: u32 = 2;
 
+/// The visits a fresh candidate counts as under first-play urgency
+/// ([`super::SearchConfig::first_play_urgency`]): fewer than one, so a child must beat its
+/// node's mean by a margin before the node's next candidate waits. 0.5 is the best point of
+/// 0.25–1 on the simulated sites (`simulations/results/README.md`).
+pub const FIRST_PLAY_VISITS: f64 = 0.5;
+
 struct Node<A> {
     parent: Option<NodeId>,
     /// The action from the parent; `None` at the root.
@@ -484,6 +490,9 @@ impl<A: Clone> Search<A> {
                     Plan::Finished(self.finish_without_more_work(FailureReason::SearchExhausted))
                 };
             };
+            if pick == Pick::Fresh {
+                self.put_uncommuted_first(parent);
+            }
             let node = &mut self.nodes[parent as usize];
             let candidate = match pick {
                 Pick::Fresh => {
@@ -632,6 +641,46 @@ impl<A: Clone> Search<A> {
         }
     }
 
+    /// Whether the tree already holds the other order of the last action to `id` and the
+    /// candidate `key`: `id`'s parent has a child by `key`, which has a child by `id`'s own
+    /// action. Actions on different items of a page (a "Like" on two posts, a star on two
+    /// rows) commute, so the candidate would most likely reach a state the tree has.
+    fn other_order_known(&self, id: NodeId, key: u64) -> bool {
+        let node = &self.nodes[id as usize];
+        let Some(parent) = node.parent else {
+            return false;
+        };
+        let executed = |c: &NodeId, k: u64| {
+            let child = &self.nodes[*c as usize];
+            child.key == k && child.fingerprint.is_some()
+        };
+        self.nodes[parent as usize]
+            .children
+            .iter()
+            .filter(|c| executed(c, key))
+            .any(|c| {
+                self.nodes[*c as usize]
+                    .children
+                    .iter()
+                    .any(|g| executed(g, node.key))
+            })
+    }
+
+    /// Moves the first fresh candidate of `id` whose other order the tree does not hold to the
+    /// front of the fresh ones (the rest keep their order): commuted orders are tried last.
+    fn put_uncommuted_first(&mut self, id: NodeId) {
+        let node = &self.nodes[id as usize];
+        let start = node.next_candidate;
+        let first_new = (start..node.candidates.len())
+            .find(|&i| !self.other_order_known(id, node.candidates[i].key));
+        if let Some(i) = first_new
+            && i > start
+        {
+            self.nodes[id as usize].candidates[start..=i].rotate_right(1);
+            self.metrics.commuted_later += 1;
+        }
+    }
+
     /// Walks down from the root to the node whose next candidate should be tried.
     fn select(&mut self, blocked: &mut Vec<NodeId>) -> Option<(NodeId, Pick)> {
         'restart: loop {
@@ -641,9 +690,10 @@ impl<A: Clone> Search<A> {
                 let node = &self.nodes[id as usize];
                 let expandable = self.expandable(id);
                 let can_expand = expandable && node.has_fresh();
-                if can_expand
-                    && (self.live_children(id) as usize) < self.config.widening.allowed(node.visits)
-                {
+                let live = self.live_children(id);
+                let widening_allows =
+                    can_expand && (live as usize) < self.config.widening.allowed(node.visits);
+                if widening_allows && (!self.config.first_play_urgency || live == 0) {
                     return Some((id, Pick::Fresh));
                 }
                 let parent_visits =
@@ -674,6 +724,30 @@ impl<A: Clone> Search<A> {
                     // Ties go to the earlier child (higher prior): deterministic.
                     if best.is_none_or(|(_, s)| score > s) {
                         best = Some((child, score));
+                    }
+                }
+                if widening_allows {
+                    // First-play urgency: a fresh candidate scores as half a visit worth this
+                    // node's mean value (what its children have been worth so far). A child
+                    // that did clearly better is followed before the allowance goes to its
+                    // siblings.
+                    let node = &self.nodes[id as usize];
+                    let mean = node.value_sum / f64::from(node.visits.max(1));
+                    let fresh = uct_score(
+                        &self.config.weights,
+                        &ScoreInputs {
+                            value_sum: FIRST_PLAY_VISITS * mean,
+                            visits: FIRST_PLAY_VISITS,
+                            virtual_visits: 0.0,
+                            parent_visits,
+                            replay_similarity: 0.0,
+                            risk: node.path_risk,
+                            cost: node.path_cost_ms / self.config.cost_budget_ms.max(1.0),
+                            auth: node.path_auth,
+                        },
+                    );
+                    if best.is_none_or(|(_, s)| fresh >= s) {
+                        return Some((id, Pick::Fresh));
                     }
                 }
                 match best {

@@ -270,6 +270,10 @@ pub struct SimulateArgs {
     /// skip them, as a crawler does).
     #[arg(long)]
     pub try_known_targets: bool,
+    /// Engine knob: open a fresh child whenever progressive widening allows, instead of first
+    /// comparing it (as one visit worth the node's own value) with the children there are.
+    #[arg(long)]
+    pub no_first_play: bool,
     /// Turn off the replay memory (MCTS learns nothing from earlier sites of a family).
     #[arg(long)]
     pub no_replay_memory: bool,

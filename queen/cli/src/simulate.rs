@@ -121,6 +121,7 @@ fn batch_config(args: &SimulateArgs) -> anyhow::Result<BatchConfig> {
         hint_weight: knob("hint-weight", args.hint_weight, defaults.hint_weight)?,
         max_backup: knob("max-backup", args.max_backup, defaults.max_backup)?.min(1.0),
         try_known_targets: args.try_known_targets,
+        first_play_urgency: !args.no_first_play,
         ..defaults
     };
     Ok(BatchConfig {

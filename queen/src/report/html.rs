@@ -159,6 +159,7 @@ pub(super) fn narration(step: &ResultStep) -> Markup {
             Action::Repeat { target, times } => {
                 "Clicked “" (clip(&target.name, 80)) "” " (times) " times"
             }
+            Action::Hover { target } => { "Pointed at “" (clip(&target.name, 80)) "”" }
             Action::Press { key } => { "Pressed " (key) }
             Action::Navigate { url } => { "Went to " (url) }
             Action::Back => { "Went back" }

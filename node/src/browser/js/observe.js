@@ -9,6 +9,17 @@
   const seen = new Set();
   let truncated = false;
 
+  // Says it opens a menu (aria-haspopup), or is a list item's control beside a nested list
+  // that is hidden (a dropdown that CSS shows on hover).
+  const opensPopup = (el) => {
+    const says = (el.getAttribute("aria-haspopup") || "").toLowerCase();
+    if (says && says !== "false") return true;
+    const item = el.closest("li");
+    if (!item || item.contains(el) === false) return false;
+    const nested = item.querySelector(":scope > ul, :scope > ol, :scope > [role=menu]");
+    return !!nested && !nested.contains(el) && !visible(nested);
+  };
+
   const describe = (el, role, near) => {
     const name = nameOf(el, role);
     const type = (el.getAttribute("type") || "").toLowerCase();
@@ -36,6 +47,7 @@
       disabled: !!el.disabled || el.getAttribute("aria-disabled") === "true",
       options,
       checked: !!el.checked || el.getAttribute("aria-checked") === "true" || (el.tagName === "SELECT" && el.selectedIndex > 0) || classState(el),
+      popup: opensPopup(el),
     };
   };
 
