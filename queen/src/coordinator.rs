@@ -254,6 +254,17 @@ struct Pending {
     shots: Vec<Vec<u8>>,
 }
 
+/// A reproduced success, ready to be published.
+#[derive(Debug)]
+struct ReproducedPass {
+    steps: Vec<(Action, Fingerprint, RiskClass)>,
+    verification: Vec<StepVerification>,
+    finder: PeerId,
+    verifier: PeerId,
+    pages: Vec<PageInfo>,
+    evidence: Option<Evidence>,
+}
+
 /// Replays a success gets before it is rejected and its finder distrusted: a real site (or a
 /// simulated one) can glitch once; a lie fails every time.
 const REPRODUCTION_ATTEMPTS: u32 = 2;
@@ -290,6 +301,10 @@ struct TaskRun {
     cost: Cost,
     /// Successes waiting for a second node.
     unverified: VecDeque<Pending>,
+    /// A reproduced success held back while a shorter one waits for its reproduction: the
+    /// workflow is replayed for good, so a step fewer is worth a second replay. Published when
+    /// no shorter success is left to try (or the time is up).
+    held: Option<ReproducedPass>,
     rejected_paths: HashSet<Vec<Action>>,
     /// Node → the branch it works on for this task.
     /// Assignments in flight: node → (branch, actions given).
@@ -871,6 +886,7 @@ impl Actor {
             let Some(run) = self.tasks.get_mut(&id) else {
                 continue;
             };
+            run.publish_held();
             if run.phase == Phase::Done {
                 if !run.released {
                     // The nodes keep the task's branch searches (browser pages) for the next
@@ -935,9 +951,18 @@ impl Actor {
                     }
                 }
                 Phase::Searching => {
-                    // Verification first: a reproduced success ends the task.
+                    // Verification first: a reproduced success ends the task. The shortest
+                    // waiting success first (the earliest of those): it makes the better
+                    // workflow.
+                    let shortest = run
+                        .unverified
+                        .iter()
+                        .enumerate()
+                        .min_by_key(|(i, p)| (p.path.actions.len(), *i))
+                        .map(|(i, _)| i);
                     if run.verifying.is_none()
-                        && let Some(pending) = run.unverified.front().cloned()
+                        && let Some(index) = shortest
+                        && let Some(pending) = run.unverified.get(index).cloned()
                     {
                         let Pending {
                             path,
@@ -959,7 +984,7 @@ impl Actor {
                             idle.retain(|n| *n != v);
                         }
                         if let Some(verifier) = verifier {
-                            run.unverified.pop_front();
+                            run.unverified.remove(index);
                             run.verifying = Some(verifier);
                             busy.insert(verifier);
                             run.journal.append(&JournalEvent::Verifying {
@@ -987,7 +1012,8 @@ impl Actor {
                         }
                     }
                     // A success waiting for its reproduction may end the task: no new work.
-                    let waiting = run.verifying.is_some() || !run.unverified.is_empty();
+                    let waiting =
+                        run.verifying.is_some() || !run.unverified.is_empty() || run.held.is_some();
                     while !waiting && !idle.is_empty() {
                         let trusted: Vec<usize> = (0..idle.len())
                             .filter(|&i| !run.distrusted.contains(&idle[i]))
@@ -1403,6 +1429,7 @@ impl TaskRun {
             replayed: 0,
             cost: Cost::default(),
             unverified: VecDeque::new(),
+            held: None,
             rejected_paths: HashSet::new(),
             assigned: HashMap::new(),
             verifying: None,
@@ -1563,7 +1590,14 @@ impl TaskRun {
         }
         if report.success {
             // The start page already satisfies the task: an empty path, trivially reproduced.
-            self.finish_pass(Vec::new(), Vec::new(), node, node, Vec::new(), None);
+            self.finish_pass(ReproducedPass {
+                steps: Vec::new(),
+                verification: Vec::new(),
+                finder: node,
+                verifier: node,
+                pages: Vec::new(),
+                evidence: None,
+            });
             return;
         }
         self.set_branches(report.candidates);
@@ -1875,8 +1909,9 @@ impl TaskRun {
             for i in screenshots.len()..steps {
                 screenshots.push(pending.shots.get(i).cloned().unwrap_or_default());
             }
-            self.finish_pass(
-                path.actions
+            let pass = ReproducedPass {
+                steps: path
+                    .actions
                     .iter()
                     .cloned()
                     .zip(path.fingerprints.iter().copied())
@@ -1887,12 +1922,24 @@ impl TaskRun {
                 finder,
                 verifier,
                 pages,
-                pending.claim.map(|found_by| Evidence {
+                evidence: pending.claim.map(|found_by| Evidence {
                     found_by,
                     reproduced_by: attestation,
                     screenshots,
                 }),
-            );
+            };
+            if self.shorter_waiting(steps) {
+                tracing::info!(
+                    task = %self.id,
+                    steps,
+                    "a reproduced success is held while a shorter one is reproduced"
+                );
+                self.held = Some(pass);
+            } else {
+                // Shorter than any held one (else it would have waited): the held one goes.
+                self.held = None;
+                self.finish_pass(pass);
+            }
         } else if let Err(reason) = verdict {
             tracing::warn!(%finder, %verifier, %reason, "a success was not reproduced");
             pending.failed_replays += 1;
@@ -2079,15 +2126,42 @@ impl TaskRun {
         }
     }
 
-    fn finish_pass(
-        &mut self,
-        steps: Vec<(Action, Fingerprint, RiskClass)>,
-        verification: Vec<StepVerification>,
-        finder: PeerId,
-        verifier: PeerId,
-        pages: Vec<PageInfo>,
-        evidence: Option<Evidence>,
-    ) {
+    /// Whether a success shorter than `steps` actions waits for its reproduction.
+    fn shorter_waiting(&self, steps: usize) -> bool {
+        self.unverified.iter().any(|p| p.path.actions.len() < steps)
+    }
+
+    /// Publishes the held success if nothing shorter is left to reproduce, or if the time is
+    /// up; whether it did.
+    fn publish_held(&mut self) -> bool {
+        let Some(held) = self
+            .held
+            .as_ref()
+            .filter(|_| self.phase == Phase::Searching)
+        else {
+            return false;
+        };
+        let timed_out = self.started.elapsed()
+            >= Duration::from_secs(u64::from(self.task.budget.wall_time_secs));
+        let settled = self.verifying.is_none() && !self.shorter_waiting(held.steps.len());
+        if !(timed_out || settled) {
+            return false;
+        }
+        if let Some(pass) = self.held.take() {
+            self.finish_pass(pass);
+        }
+        true
+    }
+
+    fn finish_pass(&mut self, pass: ReproducedPass) {
+        let ReproducedPass {
+            steps,
+            verification,
+            finder,
+            verifier,
+            pages,
+            evidence,
+        } = pass;
         let mut result = self.base_result();
         result.status = Status::Pass;
         result.steps = steps

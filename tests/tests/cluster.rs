@@ -19,6 +19,7 @@ use forager_simulations::cluster::{SimFactory, sim_task};
 use forager_simulations::site::SiteParams;
 use forager_tests::sites;
 use forager_tests::{assert_no_chromium_left, forager_binary, unique_prefix};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -1409,4 +1410,260 @@ async fn a_queen_stays_out_of_the_memorys_gossip() {
     for network in [&first, &second, &queen] {
         network.shutdown().await;
     }
+}
+
+/// The shortest read-only way from `from` to the goal page of `site`, as action ids.
+fn read_only_path(
+    site: &forager_simulations::site::Site,
+    from: forager_simulations::site::SimState,
+) -> Option<Vec<u32>> {
+    use forager_protocol::RiskClass;
+    use forager_simulations::cluster::to_action;
+    let mut came_from = HashMap::from([(from, None)]);
+    let mut queue = std::collections::VecDeque::from([from]);
+    while let Some(state) = queue.pop_front() {
+        if site.is_success(state) {
+            let mut path = Vec::new();
+            let mut at = state;
+            while let Some(Some((before, action))) = came_from.get(&at).copied() {
+                path.push(action);
+                at = before;
+            }
+            path.reverse();
+            return Some(path);
+        }
+        for &action in &site.pages[state.page as usize].actions {
+            let read_only = site.actions[action as usize].risk == RiskClass::ReadOnly
+                && forager_protocol::risk::classify_action(&to_action(site, action))
+                    == RiskClass::ReadOnly;
+            if let Some(next) = site.transition(state, action).filter(|_| read_only)
+                && !came_from.contains_key(&next)
+            {
+                came_from.insert(next, Some((state, action)));
+                queue.push_back(next);
+            }
+        }
+    }
+    None
+}
+
+/// `ids` as a found path, its fingerprints read by walking it on the site.
+async fn walked(factory: &SimFactory, task: &forager_protocol::TaskSpec, ids: &[u32]) -> FoundPath {
+    use forager_node::environment::Environment;
+    use forager_node::worker::EnvFactory;
+    let site = factory.site();
+    let mut browser = factory.create(task, false).expect("a session");
+    let mut actions = Vec::new();
+    let mut fingerprints = Vec::new();
+    for &id in ids {
+        let action = forager_simulations::cluster::to_action(site, id);
+        let step = browser.act(&action).await.expect("the path walks");
+        actions.push(action);
+        fingerprints.push(step.state.fingerprint);
+    }
+    let risks = vec![forager_protocol::RiskClass::ReadOnly; actions.len()];
+    FoundPath::new(actions, fingerprints, risks)
+}
+
+/// A scripted peer: `on_assign` answers its assignments (each request in its own task, so a
+/// slow answer holds up nothing); anything else is refused.
+fn scripted_peer<F, Fut>(
+    identity: NodeIdentity,
+    network: Network,
+    mut events: tokio::sync::mpsc::Receiver<forager_node::net::NetworkEvent>,
+    on_assign: F,
+) -> tokio::task::JoinHandle<()>
+where
+    F: Fn(forager_protocol::wire::BranchAssignment) -> Fut + Send + Sync + 'static,
+    Fut: std::future::Future<Output = ProgressReport> + Send + 'static,
+{
+    use forager_protocol::wire::{ProgressAnswer, Refusal};
+    let on_assign = Arc::new(on_assign);
+    let identity = Arc::new(identity);
+    tokio::spawn(async move {
+        while let Some(event) = events.recv().await {
+            let forager_node::net::NetworkEvent::Request {
+                message, responder, ..
+            } = event
+            else {
+                continue;
+            };
+            let (network, identity, on_assign) =
+                (network.clone(), identity.clone(), on_assign.clone());
+            tokio::spawn(async move {
+                let answer = match *message {
+                    Message::Assign(assignment) => {
+                        let report = on_assign(*assignment).await;
+                        Message::Progress(Box::new(ProgressAnswer {
+                            report: Signed::new(identity.signing_key(), Domain::Report, report)
+                                .expect("signs"),
+                            screenshots: Vec::new(),
+                        }))
+                    }
+                    _ => Message::from(Refusal::new(RefusalReason::NotServed, "scripted")),
+                };
+                let _ = network.respond(responder, answer).await;
+            });
+        }
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_shorter_success_found_while_a_longer_one_is_reproduced_wins() {
+    let key = [6; 32];
+    let data = tempfile::tempdir().expect("dir");
+    let queen = spawn_queen(
+        &NodeIdentity::generate(),
+        config(Role::Queen, key, vec![]),
+        QueenConfig::new(data.path().to_path_buf()),
+    )
+    .await
+    .expect("queen");
+    let params = SiteParams {
+        pages: 150,
+        links_per_page: 8,
+        nondeterminism: 0.0,
+        ..SiteParams::default()
+    };
+    // Every action of the honest node takes 300 ms: its reproduction of the long path lasts
+    // seconds, and its own search finds nothing first.
+    let factory = Arc::new(
+        SimFactory::new(&params, 5, 0, false)
+            .expect("site")
+            .with_pace(Duration::from_millis(300)),
+    );
+    let site = factory.site().clone();
+    let task = sim_task(&site, 400);
+    let short_ids = read_only_path(&site, site.start()).expect("a read-only way");
+    // A detour: a first step off the shortest way, then the shortest way from there.
+    let long_ids = site.pages[0]
+        .actions
+        .iter()
+        .filter_map(|&first| {
+            let next = site.transition(site.start(), first)?;
+            let mut ids = vec![first];
+            ids.extend(read_only_path(&site, next)?);
+            Some(ids)
+        })
+        .filter(|ids| {
+            ids.len() >= short_ids.len() + 2
+                && ids.iter().all(|&id| {
+                    site.actions[id as usize].risk == forager_protocol::RiskClass::ReadOnly
+                })
+        })
+        .min_by_key(Vec::len)
+        .expect("a longer read-only way");
+    let unpaced = SimFactory::new(&params, 5, 0, false).expect("site");
+    let short = walked(&unpaced, &task, &short_ids).await;
+    let long = walked(&unpaced, &task, &long_ids).await;
+
+    let _honest = forager_tests::spawn_sim_nodes(1, key, queen.addresses.clone(), &factory).await;
+    // The long finder answers at once; the short one when the long path's reproduction has
+    // begun on another node.
+    let long_id = NodeIdentity::generate();
+    let long_peer = long_id.peer_id().to_string();
+    let (long_net, long_events) =
+        Network::start(&long_id, config(Role::Node, key, queen.addresses.clone())).expect("starts");
+    let long_path = long.clone();
+    let _long_task = scripted_peer(long_id, long_net.clone(), long_events, move |assignment| {
+        let path = long_path.clone();
+        async move { forager_tests::claiming(&assignment, vec![path]) }
+    });
+    let short_id = NodeIdentity::generate();
+    let short_peer = short_id.peer_id().to_string();
+    let (short_net, short_events) =
+        Network::start(&short_id, config(Role::Node, key, queen.addresses.clone()))
+            .expect("starts");
+    let journal_dir = data.path().join("tasks");
+    let short_path = short.clone();
+    let waiting_peer = short_peer.clone();
+    let _short_task = scripted_peer(
+        short_id,
+        short_net.clone(),
+        short_events,
+        move |assignment| {
+            let path = short_path.clone();
+            let journal = journal_dir
+                .join(assignment.task_id.to_string())
+                .join("events.jsonl");
+            let me = waiting_peer.clone();
+            async move {
+                let started = Instant::now();
+                while started.elapsed() < Duration::from_secs(60) {
+                    let reproducing = std::fs::read_to_string(&journal).is_ok_and(|text| {
+                        text.lines().any(|l| {
+                            l.contains("\"event\":\"verifying\"")
+                                && !l.contains(&format!("\"node\":\"{me}\""))
+                        })
+                    });
+                    if reproducing {
+                        break;
+                    }
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                }
+                forager_tests::claiming(&assignment, vec![path])
+            }
+        },
+    );
+    wait_for_peers(&queen.network, Role::Node, 3, Duration::from_secs(20))
+        .await
+        .expect("three nodes");
+    let id = queen.queen.submit(task).await.expect("accepted");
+    let result = wait_done(&queen.queen, id).await;
+    assert_eq!(result.status, Status::Pass, "{:?}", result.error);
+    let journal: Vec<serde_json::Value> = std::fs::read_to_string(
+        data.path()
+            .join("tasks")
+            .join(id.to_string())
+            .join("events.jsonl"),
+    )
+    .expect("journal")
+    .lines()
+    .map(|l| serde_json::from_str(l).expect("journal line"))
+    .collect();
+    let verified: Vec<(String, usize)> = journal
+        .iter()
+        .filter(|e| e["event"] == "verified")
+        .map(|e| {
+            (
+                e["finder"].as_str().unwrap_or_default().to_owned(),
+                e["actions"].as_array().map_or(0, Vec::len),
+            )
+        })
+        .collect();
+    // The long path was reproduced first, held, and the short one published.
+    assert_eq!(
+        verified.first(),
+        Some(&(long_peer.clone(), long_ids.len())),
+        "{verified:?}"
+    );
+    let events: Vec<String> = journal
+        .iter()
+        .map(|e| {
+            format!(
+                "{} {} {}",
+                e["event"],
+                e["node"]
+                    .as_str()
+                    .or(e["finder"].as_str())
+                    .unwrap_or_default(),
+                e["actions"].as_array().map_or(0, Vec::len)
+            )
+        })
+        .collect();
+    assert_eq!(
+        result.steps.len(),
+        short_ids.len(),
+        "{events:#?} {:?}",
+        result.steps.iter().map(|s| &s.label).collect::<Vec<_>>()
+    );
+    assert!(
+        verified
+            .last()
+            .is_some_and(|(_, steps)| *steps == short_ids.len()),
+        "{verified:?}"
+    );
+    long_net.shutdown().await;
+    short_net.shutdown().await;
+    queen.network.shutdown().await;
 }

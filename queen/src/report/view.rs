@@ -360,12 +360,14 @@ impl RunView {
                 JournalEvent::Verified {
                     finder, verifier, ..
                 } => {
-                    marks.push(("reproduced", entry.at_ms));
+                    // A success reproduced while a shorter one waited was held back: the
+                    // last one reproduced is the winner.
+                    if !marks.iter().any(|(m, _)| *m == "reproduced") {
+                        marks.push(("reproduced", entry.at_ms));
+                    }
                     view.finder = Some(finder.clone());
                     view.verifier = Some(verifier.clone());
                     view.peer(verifier);
-                    view.role(finder, "found the winner");
-                    view.role(verifier, "reproduced the winner");
                 }
                 JournalEvent::NotReproduced {
                     finder,
@@ -381,6 +383,10 @@ impl RunView {
                 JournalEvent::Finished { .. } => marks.push(("finished", entry.at_ms)),
                 JournalEvent::Verifying { .. } | JournalEvent::Resumed { .. } => {}
             }
+        }
+        if let (Some(finder), Some(verifier)) = (view.finder.clone(), view.verifier.clone()) {
+            view.role(&finder, "found the winner");
+            view.role(&verifier, "reproduced the winner");
         }
         for b in &mut view.branches {
             if b.visits > 0 {
