@@ -553,6 +553,42 @@ enum Held {
     Phrase,
 }
 
+/// A control that is no button, link or field (a tile, a swatch: a `clickable` the page's
+/// listeners make) whose name the goal names ("red" for "all the shades of red").
+fn named_shape(element: &Element, choices: &Choices) -> bool {
+    element.role == "clickable" && names_phrase(&choices.goal_words, &element.name)
+}
+
+/// The controls the goal quotes by name ("Like") that sit in an item ([`Element::record`]: a
+/// post, a row), each with whether its item is of someone the goal names ("the posts by
+/// @aliquam").
+fn quoted_item_toggles<'a>(
+    observation: &'a Observation,
+    reading: &'a GoalReading,
+) -> impl Iterator<Item = (&'a Element, bool)> + 'a {
+    let names: Vec<&str> = reading
+        .names
+        .iter()
+        .filter(|n| !reading.recipient(&n.text))
+        .map(|n| n.text.as_str())
+        .collect();
+    observation
+        .elements
+        .iter()
+        .filter(|element| {
+            !element.record.is_empty()
+                && reading
+                    .quoted
+                    .iter()
+                    .any(|q| q.text.eq_ignore_ascii_case(element.name.trim()))
+        })
+        .map(move |element| {
+            let record = padded_words(&element.record);
+            let theirs = names.iter().any(|n| mentions(&element.record, &record, n));
+            (element, theirs)
+        })
+}
+
 fn goal_progress(observation: &Observation, reading: &GoalReading, goal: &str) -> GoalProgress {
     let goal_text = padded_words(goal);
     let named = |name: &str| names_phrase(&goal_text, name);
@@ -572,23 +608,7 @@ fn goal_progress(observation: &Observation, reading: &GoalReading, goal: &str) -
     // (one "Mute" in one menu is a click to make, not a state to count).
     if boxes.wanted == 0 {
         let mut toggles = Tally::default();
-        let names: Vec<&str> = reading
-            .names
-            .iter()
-            .filter(|n| !reading.recipient(&n.text))
-            .map(|n| n.text.as_str())
-            .collect();
-        for element in &observation.elements {
-            if element.record.is_empty()
-                || !reading
-                    .quoted
-                    .iter()
-                    .any(|q| q.text.eq_ignore_ascii_case(element.name.trim()))
-            {
-                continue;
-            }
-            let record = padded_words(&element.record);
-            let theirs = names.iter().any(|n| mentions(&element.record, &record, n));
+        for (element, theirs) in quoted_item_toggles(observation, reading) {
             toggles.count(theirs, element.checked);
         }
         if toggles.wanted >= 2 {
@@ -1094,6 +1114,19 @@ impl<E: Embedder> Policy for DefaultPolicy<E> {
             })
         });
 
+        // The goal's quoted toggles on the items of someone it names already pressed ("Like"
+        // on her posts): pressed again, they are undone.
+        let pressed_toggles: Vec<&Element> = quoted_item_toggles(observation, &reading)
+            .filter(|(e, theirs)| *theirs && e.checked && !choices.undoing)
+            .map(|(e, _)| e)
+            .chain(observation.elements.iter().filter(|e| {
+                e.checked
+                    && !choices.undoing
+                    && choices.goal_words.contains(" all ")
+                    && named_shape(e, &choices)
+            }))
+            .collect();
+
         let progress = goal_progress(observation, &reading, &task.goal);
         // Every value the goal gives is held by a field: sending the form is what is left.
         let values_held = progress.values == Some(1.0);
@@ -1167,7 +1200,12 @@ impl<E: Embedder> Policy for DefaultPolicy<E> {
             let affinity = (affinity + positions[index])
                 * keeps_course(element, task, &observation.url)
                 * choices.factor(element)
-                * if focuses_only { 0.1 } else { 1.0 };
+                * if focuses_only { 0.1 } else { 1.0 }
+                * if pressed_toggles.iter().any(|t| std::ptr::eq(*t, element)) {
+                    0.1
+                } else {
+                    1.0
+                };
             let target = element
                 .href
                 .as_deref()
@@ -1236,7 +1274,7 @@ impl<E: Embedder> Policy for DefaultPolicy<E> {
         // more: one is a click). Clicked one at a time they commute, and the search would
         // spend its budget on their orders.
         let mut check = None;
-        let unmade: Vec<&Element> = observation
+        let mut unmade: Vec<&Element> = observation
             .elements
             .iter()
             .filter(|e| {
@@ -1246,6 +1284,23 @@ impl<E: Embedder> Policy for DefaultPolicy<E> {
                     && names_phrase(&choices.goal_words, &e.name)
             })
             .collect();
+        // Or the toggles the goal quotes on all the items of someone it names ("Like" on all
+        // posts by @aliquam), not pressed yet: they commute as the choices do.
+        // Or, failing those, every shape the goal names ("all the shades of red": the tiles
+        // named by their colour), not selected yet.
+        if unmade.is_empty() && choices.goal_words.contains(" all ") {
+            unmade = quoted_item_toggles(observation, &reading)
+                .filter(|(e, theirs)| *theirs && !e.checked && !e.disabled)
+                .map(|(e, _)| e)
+                .collect();
+            if unmade.is_empty() {
+                unmade = observation
+                    .elements
+                    .iter()
+                    .filter(|e| named_shape(e, &choices) && !e.checked && !e.disabled)
+                    .collect();
+            }
+        }
         if unmade.len() >= 2 && !choices.undoing {
             let action = Action::Check {
                 targets: unmade.iter().map(|e| target_of(e)).collect(),
@@ -3043,6 +3098,129 @@ mod tests {
             "her post's Reply no more than another's: the goal names no reply"
         );
         assert!(prior(0) > prior(2), "a Like over a Reply, whoever's");
+    }
+
+    #[test]
+    fn the_likes_of_all_her_posts_are_pressed_in_one_action() {
+        let post = |n: usize, author: &str, control: &str, pressed: bool| {
+            let mut e = element("clickable", control);
+            e.text = String::new();
+            e.locators = vec![Locator::Css(format!("#post{n} .{control}"))];
+            e.record = format!("Ann {author} Lorem dolor");
+            e.checked = pressed;
+            e
+        };
+        let feed = |pressed: bool| {
+            page(vec![
+                post(0, "@aliquam", "like", false),
+                post(1, "@morbi", "like", false),
+                post(0, "@aliquam", "reply", false),
+                post(3, "@aliquam", "like", pressed),
+                post(4, "@aliquam", "like", false),
+            ])
+        };
+        let group = |goal: &str, pressed: bool| {
+            let feed = feed(pressed);
+            DefaultPolicy::default()
+                .propose(&feed, &task(goal, &[]))
+                .candidates
+                .into_iter()
+                .find_map(|c| match c.action {
+                    Action::Check { targets } => Some(
+                        targets
+                            .iter()
+                            .map(|t| t.locators[0].clone())
+                            .collect::<Vec<_>>(),
+                    ),
+                    _ => None,
+                })
+        };
+        let css = |s: &str| Locator::Css(s.into());
+        let all = "Click the \"Like\" button on all posts by @aliquam and then click Submit.";
+        assert_eq!(
+            group(all, false),
+            Some(vec![
+                css("#post0 .like"),
+                css("#post3 .like"),
+                css("#post4 .like")
+            ])
+        );
+        // One already pressed is left as it is (pressing it again would undo it).
+        assert_eq!(
+            group(all, true),
+            Some(vec![css("#post0 .like"), css("#post4 .like")])
+        );
+        // Her pressed Like is not clicked again before the others (it would be undone).
+        let pressed = feed(true);
+        let proposals = DefaultPolicy::default().propose(&pressed, &task(all, &[]));
+        let prior = |i: usize| {
+            let target = target_of(&pressed.elements[i]);
+            proposals
+                .candidates
+                .iter()
+                .find(|c| matches!(&c.action, Action::Click { target: t } if *t == target))
+                .map(|c| c.prior)
+                .expect("a click on every control")
+        };
+        assert!(prior(3) < prior(4) && prior(3) < prior(1), "{proposals:?}");
+        // Without "all" the goal may mean one of them: they are clicked one at a time.
+        let one = "Click the \"Like\" button on a post by @aliquam.";
+        assert_eq!(group(one, false), None);
+    }
+
+    #[test]
+    fn all_the_shapes_the_goal_names_are_selected_in_one_action() {
+        let tile = |n: usize, colour: &str, selected: bool| {
+            let mut e = element("clickable", colour);
+            e.text = String::new();
+            e.locators = vec![Locator::Css(format!("#area > span:nth-of-type({n})"))];
+            e.checked = selected;
+            e
+        };
+        let tiles = |selected: bool| {
+            page(vec![
+                tile(1, "blue", false),
+                tile(2, "red", false),
+                tile(3, "green", false),
+                tile(4, "red", selected),
+                tile(5, "red", false),
+                element("button", "Submit"),
+            ])
+        };
+        let goal = "Select all the shades of red and press Submit.";
+        let proposals = |selected: bool| {
+            DefaultPolicy::default()
+                .propose(&tiles(selected), &task(goal, &[]))
+                .candidates
+        };
+        let group = |selected: bool| {
+            proposals(selected)
+                .into_iter()
+                .find_map(|c| match c.action {
+                    Action::Check { targets } => Some(
+                        targets
+                            .iter()
+                            .map(|t| t.locators[0].clone())
+                            .collect::<Vec<_>>(),
+                    ),
+                    _ => None,
+                })
+        };
+        let css = |n: usize| Locator::Css(format!("#area > span:nth-of-type({n})"));
+        assert_eq!(group(false), Some(vec![css(2), css(4), css(5)]));
+        assert_eq!(group(true), Some(vec![css(2), css(5)]));
+        // A selected one is not clicked again before the rest (it would be unselected).
+        let selected = proposals(true);
+        let prior = |n: usize| {
+            selected
+                .iter()
+                .find(|c| {
+                    matches!(&c.action, Action::Click { target } if target.locators[0] == css(n))
+                })
+                .map(|c| c.prior)
+                .expect("a click on every tile")
+        };
+        assert!(prior(4) < prior(2), "{selected:?}");
     }
 
     #[test]

@@ -1095,6 +1095,40 @@ pub fn dynamic() -> Router<Arc<Counters>> {
                 )
             }),
         )
+        // Tiles told apart only by their colour (no text, no class, no id), selected by a
+        // click on each (a class, as MiniWoB++'s click-shades does); Submit checks that the
+        // red ones and only they are selected.
+        .route(
+            "/shades",
+            get(|| async {
+                let tiles: String = [
+                    "hsl(240,60%,50%)",
+                    "hsl(0,70%,60%)",
+                    "hsl(120,40%,40%)",
+                    "hsl(0,35%,80%)",
+                    "hsl(240,80%,75%)",
+                    "hsl(0,90%,35%)",
+                    "hsl(120,85%,70%)",
+                ]
+                .iter()
+                .map(|c| {
+                    format!(
+                        "<span style='display:inline-block;width:30px;height:30px;\
+                         margin:2px;background-color:{c}'></span>"
+                    )
+                })
+                .collect();
+                widget_page(
+                    "Shades",
+                    &format!("<div id=area>{tiles}</div><button id=submit>Submit</button>"),
+                    "const tiles = document.querySelectorAll('#area span'); \
+                     tiles.forEach((t) => t.addEventListener('click', () => t.classList.toggle('selected'))); \
+                     document.getElementById('submit').addEventListener('click', () => { \
+                       const picked = Array.from(tiles).map((t, i) => t.classList.contains('selected') ? i : -1).filter((i) => i >= 0).join(','); \
+                       picked === '1,3,5' ? win() : lose(); });",
+                )
+            }),
+        )
         // A field outside any form, checked when its own button is pressed (Enter does nothing).
         .route(
             "/typed",

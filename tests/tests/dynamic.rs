@@ -30,7 +30,9 @@
 //! and the name went over the quoted message before into the empty "to"). `captcha`: letters in
 //! spans inside a `<div>` that the goal calls "the text below" (no value source offered them).
 //! `submenu`: items that appear half a second after the pointer enters their parent item (the
-//! timer a hover sets was not awaited, so the page was read before they came).
+//! timer a hover sets was not awaited, so the page was read before they came). `shades`: tiles
+//! with nothing but a colour, "all the shades of red" (they had no name, and one at a time the
+//! search spent its budget on their orders).
 
 use forager_protocol::result::RunResult;
 use forager_tests::sites::{self, Fixture};
@@ -141,6 +143,19 @@ async fn checkboxes_and_a_radio_group_checked_on_submit() {
     for choice in ["\"Beta\"", "\"Delta\"", "\"Large\""] {
         assert!(steps.iter().any(|s| s.contains(choice)), "{steps:?}");
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tiles_named_by_their_colour_are_selected_together() {
+    let site = sites::serve(sites::dynamic()).await;
+    let goal = "Select all the shades of red and press Submit.";
+    let run = run(&site, "dyn-shades", "/shades", goal, "40").await;
+    let result = passed(&run);
+    // The three red tiles, whatever their shade, in one action; then Submit.
+    assert_eq!(
+        labels(result),
+        ["check \"red\", \"red\", \"red\"", "click \"Submit\""]
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -110,7 +110,22 @@ const nameOf = (el, role) => {
   if (text) return text;
   const img = el.querySelector("img[alt]");
   if (img) return clip(img.getAttribute("alt"), 160);
-  return clip(el.getAttribute("title"), 160) || classWords(el);
+  return clip(el.getAttribute("title"), 160) || classWords(el) || colorWord(el);
+};
+
+// The colour a nameless shape is filled with, as a word ("red", "green"): its hue, when it has
+// one (grey, black and white name nothing). A swatch, a shade, a tile is told by it.
+const COLOR_WORDS = [[15, "red"], [45, "orange"], [70, "yellow"], [165, "green"], [195, "cyan"], [255, "blue"], [290, "purple"], [345, "pink"], [360, "red"]];
+const colorWord = (el) => {
+  const m = /rgba?\(([\d.]+),\s*([\d.]+),\s*([\d.]+)(?:,\s*([\d.]+))?/.exec(getComputedStyle(el).backgroundColor || "");
+  if (!m || (m[4] !== undefined && Number(m[4]) < 0.5)) return "";
+  const [r, g, b] = [m[1], m[2], m[3]].map((v) => Number(v) / 255);
+  const max = Math.max(r, g, b), min = Math.min(r, g, b), light = (max + min) / 2, chroma = max - min;
+  const saturation = chroma === 0 ? 0 : chroma / (1 - Math.abs(2 * light - 1));
+  if (saturation < 0.15 || light < 0.1 || light > 0.95) return "";
+  let hue = max === r ? ((g - b) / chroma) % 6 : max === g ? (b - r) / chroma + 2 : (r - g) / chroma + 4;
+  hue = (hue * 60 + 360) % 360;
+  return COLOR_WORDS.find(([end]) => hue < end)[1];
 };
 
 // Text near an element: its fieldset legend, the closest preceding heading or label-like text.
@@ -342,7 +357,9 @@ const classWords = (el) => {
 const tokenWords = (raw, digits) => {
   const words = [];
   for (const token of raw.split(/\s+/)) {
-    if (!token || (!digits && /\d/.test(token)) || token.length > 24) continue;
+    // A state class (`like active`) is the control's state, not its name: the name stays
+    // the same when the state changes.
+    if (!token || (!digits && /\d/.test(token)) || token.length > 24 || STATE_CLASSES.includes(token)) continue;
     let after = false; // a short word counts after a long one: `mark-x`, `mark-o`
     for (const w of token.replace(/([a-z])([A-Z])/g, "$1 $2").split(/[-_\s]+/)) {
       const word = w.toLowerCase();
