@@ -501,6 +501,9 @@ struct GoalProgress {
     /// Items that show one number with an "Odd" and an "Even" control: the share marked with
     /// the one that fits, less those marked with the other.
     parity: Option<f64>,
+    /// Fields labelled for one of the goal's labelled values that hold something else
+    /// ("From:" holding the destination, or the date).
+    misplaced: usize,
 }
 
 /// Whether `word` is a word of a control's name or of `text` (the page's text, or a part of it).
@@ -763,9 +766,28 @@ fn goal_progress(observation: &Observation, reading: &GoalReading, goal: &str) -
         }
     }
     let parity = (items > 0).then(|| ((fit as f64 - misfit as f64) / items as f64).clamp(0.0, 1.0));
+    let misplaced = fields
+        .iter()
+        .zip(&field_labels)
+        .filter(|(v, label)| {
+            let value = v.value.trim();
+            let mut own = reading
+                .labelled
+                .iter()
+                .filter(|l| l.context == **label)
+                .peekable();
+            own.peek().is_some()
+                && !value.is_empty()
+                && !own.any(|l| {
+                    let literal = reading.cased(&l.text);
+                    value == literal || mentions(value, &padded_words(value), &literal)
+                })
+        })
+        .count();
     GoalProgress {
         choices,
         parity,
+        misplaced,
         values: (wanted > 0).then(|| done as f64 / wanted as f64),
         names: (wanted_names > 0).then(|| shown_names as f64 / wanted_names as f64),
     }
@@ -921,6 +943,11 @@ fn date_progress(observation: &Observation, reading: &GoalReading) -> Option<f64
         .values
         .iter()
         .filter(|v| v.kind == PageValueKind::Field)
+        // Not in a field labelled for another of the goal's values ("From:").
+        .filter(|v| {
+            let label = label_key(&v.label);
+            !reading.labelled.iter().any(|l| l.context == label)
+        })
         .flat_map(|v| crate::goal::dates_of(&v.value))
         .map(|date| {
             if date == *goal {
@@ -1578,6 +1605,9 @@ impl<E: Embedder> Policy for DefaultPolicy<E> {
         if let Some(dates) = date_progress(observation, &reading) {
             value_hint = 0.4 * value_hint + 0.6 * dates;
         }
+        // A labelled field holding another value is a wrong turn, however promising the
+        // suggestions it brings up (the destination's, typed into "From:").
+        value_hint *= MISPLACED_VALUE_FACTOR.powi(progress.misplaced.min(4) as i32);
 
         let total: f64 = scored.iter().map(|(_, a)| a + 0.05).sum();
         let candidates = scored
@@ -2045,6 +2075,10 @@ fn names_goal_word(element: &Element, reading: &GoalReading) -> bool {
 /// that the element itself does not: the "Like" of @aliquam's post over the other posts' ones.
 const RECORD_NAMED_LIFT: f64 = 0.15;
 
+/// What a page's value is multiplied by for each field labelled for one of the goal's values
+/// that holds another.
+const MISPLACED_VALUE_FACTOR: f64 = 0.8;
+
 /// What a value the goal labels ("from: LIH") gains in a field with that label.
 const LABEL_FIT: f64 = 1.0;
 
@@ -2385,6 +2419,41 @@ mod tests {
         assert_eq!(values(&[("From:", "West Palm Beach, FL")]), Some(0.0));
         assert_eq!(values(&[("From:", "11/25/2016")]), Some(0.0));
         assert_eq!(values(&[("From:", "LIH")]), Some(1.0 / 3.0));
+        // Another value in a labelled field is counted as misplaced, and such a page is worth
+        // less than the one with the value in its place; the date counts only outside them.
+        let progress = |held: &[(&str, &str)]| goal_progress(&flight_form(held), &reading, goal);
+        assert_eq!(progress(&[("From:", "West Palm Beach, FL")]).misplaced, 1);
+        assert_eq!(progress(&[("From:", "11/25/2016")]).misplaced, 1);
+        assert_eq!(
+            progress(&[("To:", "West Palm Beach, FL (PBI)")]).misplaced,
+            0
+        );
+        assert_eq!(
+            progress(&[("From:", "Kauai Island/Lihue, HI (LIH)")]).misplaced,
+            0
+        );
+        assert_eq!(
+            date_progress(&flight_form(&[("From:", "11/25/2016")]), &reading),
+            None
+        );
+        assert_eq!(
+            date_progress(&flight_form(&[("", "11/25/2016")]), &reading),
+            Some(1.0)
+        );
+        // Both with the destination's suggestion up, as the page shows it under either field:
+        // a promise alike.
+        let value = |held: &[(&str, &str)]| {
+            let mut page = flight_form(held);
+            page.elements
+                .push(element("clickable", "West Palm Beach, FL (PBI)"));
+            DefaultPolicy::default()
+                .propose(&page, &task(goal, &[]))
+                .value_hint
+        };
+        assert!(
+            value(&[("To:", "West Palm Beach, FL")]) > value(&[("From:", "West Palm Beach, FL")])
+        );
+        assert!(value(&[("", "11/25/2016")]) > value(&[("From:", "11/25/2016")]));
         // The form's fill puts each labelled value under its label.
         let proposals = DefaultPolicy::default().propose(&flight_form(&[]), &task(goal, &[]));
         let best_form = proposals
