@@ -422,13 +422,35 @@ pub async fn forager_env(test: &str, args: &[&str], env: &[(&str, &str)]) -> Run
 pub fn answer_as_liar(
     identity: forager_node::net::NodeIdentity,
     network: forager_node::net::Network,
-    mut events: tokio::sync::mpsc::Receiver<forager_node::net::NetworkEvent>,
+    events: tokio::sync::mpsc::Receiver<forager_node::net::NetworkEvent>,
     claim: impl Fn(&forager_protocol::wire::BranchAssignment) -> forager_protocol::wire::ProgressReport
     + Send
+    + Sync
     + 'static,
 ) -> tokio::task::JoinHandle<()> {
+    scripted_peer(identity, network, events, move |assignment| {
+        let report = claim(&assignment);
+        async move { report }
+    })
+}
+
+/// A scripted peer for the cluster tests: `on_assign` answers its assignments with a report
+/// it signs with its own key (each request in its own task, so a slow answer holds up
+/// nothing); anything else is refused. Ends when its network does.
+pub fn scripted_peer<F, Fut>(
+    identity: forager_node::net::NodeIdentity,
+    network: forager_node::net::Network,
+    mut events: tokio::sync::mpsc::Receiver<forager_node::net::NetworkEvent>,
+    on_assign: F,
+) -> tokio::task::JoinHandle<()>
+where
+    F: Fn(forager_protocol::wire::BranchAssignment) -> Fut + Send + Sync + 'static,
+    Fut: std::future::Future<Output = forager_protocol::wire::ProgressReport> + Send + 'static,
+{
     use forager_protocol::signing::{Domain, Signed};
     use forager_protocol::wire::{Message, ProgressAnswer, Refusal, RefusalReason};
+    let on_assign = std::sync::Arc::new(on_assign);
+    let identity = std::sync::Arc::new(identity);
     tokio::spawn(async move {
         while let Some(event) = events.recv().await {
             let forager_node::net::NetworkEvent::Request {
@@ -437,15 +459,22 @@ pub fn answer_as_liar(
             else {
                 continue;
             };
-            let answer = match *message {
-                Message::Assign(assignment) => Message::Progress(Box::new(ProgressAnswer {
-                    report: Signed::new(identity.signing_key(), Domain::Report, claim(&assignment))
-                        .expect("signs"),
-                    screenshots: Vec::new(),
-                })),
-                _ => Message::from(Refusal::new(RefusalReason::NotServed, "no")),
-            };
-            let _ = network.respond(responder, answer).await;
+            let (network, identity, on_assign) =
+                (network.clone(), identity.clone(), on_assign.clone());
+            tokio::spawn(async move {
+                let answer = match *message {
+                    Message::Assign(assignment) => {
+                        let report = on_assign(*assignment).await;
+                        Message::Progress(Box::new(ProgressAnswer {
+                            report: Signed::new(identity.signing_key(), Domain::Report, report)
+                                .expect("signs"),
+                            screenshots: Vec::new(),
+                        }))
+                    }
+                    _ => Message::from(Refusal::new(RefusalReason::NotServed, "scripted")),
+                };
+                let _ = network.respond(responder, answer).await;
+            });
         }
     })
 }

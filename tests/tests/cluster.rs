@@ -1465,49 +1465,6 @@ async fn walked(factory: &SimFactory, task: &forager_protocol::TaskSpec, ids: &[
     FoundPath::new(actions, fingerprints, risks)
 }
 
-/// A scripted peer: `on_assign` answers its assignments (each request in its own task, so a
-/// slow answer holds up nothing); anything else is refused.
-fn scripted_peer<F, Fut>(
-    identity: NodeIdentity,
-    network: Network,
-    mut events: tokio::sync::mpsc::Receiver<forager_node::net::NetworkEvent>,
-    on_assign: F,
-) -> tokio::task::JoinHandle<()>
-where
-    F: Fn(forager_protocol::wire::BranchAssignment) -> Fut + Send + Sync + 'static,
-    Fut: std::future::Future<Output = ProgressReport> + Send + 'static,
-{
-    use forager_protocol::wire::{ProgressAnswer, Refusal};
-    let on_assign = Arc::new(on_assign);
-    let identity = Arc::new(identity);
-    tokio::spawn(async move {
-        while let Some(event) = events.recv().await {
-            let forager_node::net::NetworkEvent::Request {
-                message, responder, ..
-            } = event
-            else {
-                continue;
-            };
-            let (network, identity, on_assign) =
-                (network.clone(), identity.clone(), on_assign.clone());
-            tokio::spawn(async move {
-                let answer = match *message {
-                    Message::Assign(assignment) => {
-                        let report = on_assign(*assignment).await;
-                        Message::Progress(Box::new(ProgressAnswer {
-                            report: Signed::new(identity.signing_key(), Domain::Report, report)
-                                .expect("signs"),
-                            screenshots: Vec::new(),
-                        }))
-                    }
-                    _ => Message::from(Refusal::new(RefusalReason::NotServed, "scripted")),
-                };
-                let _ = network.respond(responder, answer).await;
-            });
-        }
-    })
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_shorter_success_found_while_a_longer_one_is_reproduced_wins() {
     let key = [6; 32];
@@ -1565,10 +1522,11 @@ async fn a_shorter_success_found_while_a_longer_one_is_reproduced_wins() {
     let (long_net, long_events) =
         Network::start(&long_id, config(Role::Node, key, queen.addresses.clone())).expect("starts");
     let long_path = long.clone();
-    let _long_task = scripted_peer(long_id, long_net.clone(), long_events, move |assignment| {
-        let path = long_path.clone();
-        async move { forager_tests::claiming(&assignment, vec![path]) }
-    });
+    let _long_task =
+        forager_tests::scripted_peer(long_id, long_net.clone(), long_events, move |assignment| {
+            let path = long_path.clone();
+            async move { forager_tests::claiming(&assignment, vec![path]) }
+        });
     let short_id = NodeIdentity::generate();
     let short_peer = short_id.peer_id().to_string();
     let (short_net, short_events) =
@@ -1577,7 +1535,7 @@ async fn a_shorter_success_found_while_a_longer_one_is_reproduced_wins() {
     let journal_dir = data.path().join("tasks");
     let short_path = short.clone();
     let waiting_peer = short_peer.clone();
-    let _short_task = scripted_peer(
+    let _short_task = forager_tests::scripted_peer(
         short_id,
         short_net.clone(),
         short_events,
