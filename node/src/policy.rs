@@ -540,6 +540,47 @@ impl Tally {
     }
 }
 
+impl Tally {
+    /// The goal wants `count` of those it names, not all ("on 2 posts by @gravida"): more
+    /// pressed than that are wrong ones.
+    fn limit(&mut self, count: usize) {
+        if self.done > count {
+            self.wrong += self.done - count;
+            self.done = count;
+        }
+        self.wanted = count.min(self.wanted);
+    }
+}
+
+/// How many of someone's items the goal asks for: the number before "posts by" ("the "Like"
+/// button on 2 posts by @gravida"), in figures or as a word up to ten.
+fn item_count(goal_words: &str) -> Option<usize> {
+    const NUMBER_WORDS: [&str; 11] = [
+        "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
+    ];
+    let words: Vec<&str> = goal_words.split_whitespace().collect();
+    words.windows(3).find_map(|w| {
+        if w[2] != "by" {
+            return None;
+        }
+        w[0].parse::<usize>()
+            .ok()
+            .or_else(|| NUMBER_WORDS.iter().position(|n| *n == w[0]))
+    })
+}
+
+/// Whether the field `element` holds `text`, whole or as a phrase of its value.
+fn holds_already(observation: &Observation, element: &Element, text: &str) -> bool {
+    !element.name.is_empty()
+        && observation.values.iter().any(|v| {
+            v.kind == PageValueKind::Field
+                && v.label == element.name
+                // In the very letter case too: "hello" is typed again over "Hello".
+                && v.value.contains(text)
+                && mentions(&v.value, &padded_words(&v.value), text)
+        })
+}
+
 /// A field's label as the goal would give it: "From:" → "from".
 fn label_key(label: &str) -> String {
     label.trim().trim_end_matches(':').trim().to_lowercase()
@@ -615,6 +656,9 @@ fn goal_progress(observation: &Observation, reading: &GoalReading, goal: &str) -
             toggles.count(theirs, element.checked);
         }
         if toggles.wanted >= 2 {
+            if let Some(count) = item_count(&goal_text) {
+                toggles.limit(count);
+            }
             boxes = toggles;
         }
     }
@@ -961,8 +1005,17 @@ fn date_progress(observation: &Observation, reading: &GoalReading) -> Option<f64
         });
     let shown = crate::goal::shown_month(&observation.text_excerpt)
         .map(|(year, month)| 0.25 + 0.65 * month_nearness(goal.months_from(year, month)));
+    // A date field that takes no typing, empty, and no calendar open: the date is still all
+    // to do, and a page that looks promising for other reasons is no nearer to it.
+    let picker_waits = || {
+        observation
+            .elements
+            .iter()
+            .any(|e| e.readonly && !e.disabled && is_text_field(e))
+    };
     match (held, shown) {
         (Some(a), Some(b)) => Some(a.max(b)),
+        (None, None) if picker_waits() => Some(0.0),
         (a, b) => a.or(b),
     }
 }
@@ -1253,6 +1306,7 @@ impl<E: Embedder> Policy for DefaultPolicy<E> {
 
         // Text fields can be clicked too (focus, or a widget such as a date picker opens),
         // but that is seldom the point: a low prior.
+        let mut pickers = Vec::new();
         for (index, element) in observation.elements.iter().enumerate() {
             if element.disabled || !is_text_field(element) {
                 continue;
@@ -1266,9 +1320,17 @@ impl<E: Embedder> Policy for DefaultPolicy<E> {
                     ..RiskContext::default()
                 },
             );
+            // A read-only one takes its value from what a click opens (a date picker's
+            // calendar): clicking it is the way in, and the way for a value the goal gives
+            // that no field holds yet.
+            if element.readonly && progress.values.is_some_and(|v| v < 1.0) {
+                pickers.push((click_candidate(element, risk, None, false), 1.0));
+                continue;
+            }
+            let weight = if element.readonly { 1.0 } else { 0.3 };
             scored.push((
                 click_candidate(element, risk, None, false),
-                0.3 * self.mixed_affinity(&goal, &task.goal, element) + positions[index],
+                weight * self.mixed_affinity(&goal, &task.goal, element) + positions[index],
             ));
         }
 
@@ -1315,12 +1377,23 @@ impl<E: Embedder> Policy for DefaultPolicy<E> {
         // posts by @aliquam), not pressed yet: they commute as the choices do.
         // Or, failing those, every shape the goal names ("all the shades of red": the tiles
         // named by their colour), not selected yet.
-        if unmade.is_empty() && choices.goal_words.contains(" all ") {
-            unmade = quoted_item_toggles(observation, &reading)
-                .filter(|(e, theirs)| *theirs && !e.checked && !e.disabled)
+        // Or, where the goal gives their number ("on 2 posts by @gravida"), the first of them
+        // that make it up.
+        let count = item_count(&choices.goal_words);
+        if unmade.is_empty() && (count.is_some() || choices.goal_words.contains(" all ")) {
+            let theirs: Vec<&Element> = quoted_item_toggles(observation, &reading)
+                .filter(|(_, theirs)| *theirs)
                 .map(|(e, _)| e)
                 .collect();
-            if unmade.is_empty() {
+            let left = count.map_or(theirs.len(), |n| {
+                n.saturating_sub(theirs.iter().filter(|e| e.checked).count())
+            });
+            unmade = theirs
+                .into_iter()
+                .filter(|e| !e.checked && !e.disabled)
+                .take(left)
+                .collect();
+            if unmade.is_empty() && count.is_none() {
                 unmade = observation
                     .elements
                     .iter()
@@ -1375,7 +1448,7 @@ impl<E: Embedder> Policy for DefaultPolicy<E> {
         let mut loose: Vec<(usize, &Element)> = Vec::new();
         for (index, element) in observation.elements.iter().enumerate() {
             let fillable = is_text_field(element) || element.role == "combobox";
-            if element.disabled || !fillable {
+            if element.disabled || element.readonly || !fillable {
                 continue;
             }
             match &element.form {
@@ -1492,6 +1565,14 @@ impl<E: Embedder> Policy for DefaultPolicy<E> {
                 let Some(field) = assignment.into_iter().next() else {
                     continue;
                 };
+                // A field that holds the value already, whole or in a suggestion chosen for
+                // it ("LIH" in "Kauai Island/Lihue, HI (LIH)"): typing it again undoes the
+                // choice at best.
+                if let FillValue::Literal(text) = &field.value
+                    && holds_already(observation, element, text)
+                {
+                    continue;
+                }
                 let variants: Vec<(Action, ActionShape, f64)> = if field.select {
                     let option = match &field.value {
                         FillValue::Literal(text) => text.clone(),
@@ -1562,6 +1643,9 @@ impl<E: Embedder> Policy for DefaultPolicy<E> {
             .fold(0.0, f64::max);
         scored.extend(check);
         scored.extend(hovers);
+        // After the value hint's best action too: an empty date field says nothing of the
+        // page's promise.
+        scored.extend(pickers);
         // After the value hint's best action, like `check`: a scroll says nothing of the page.
         scored.extend(scroll_candidates(observation, &task.goal));
         scored.extend(calendar.as_ref().and_then(|c| c.walk(observation)));
@@ -2232,6 +2316,7 @@ mod tests {
             options: vec![],
             checked: false,
             popup: false,
+            readonly: false,
         }
     }
 
@@ -2399,6 +2484,66 @@ mod tests {
             })
             .collect();
         observation
+    }
+
+    #[test]
+    fn a_date_field_that_takes_no_typing_is_clicked_not_filled() {
+        let goal =
+            "Book the shortest one-way flight from: LIH to: West Palm Beach, FL on 11/25/2016.";
+        let with_picker = |held: &[(&str, &str)]| {
+            let mut observation = flight_form(held);
+            observation.elements[2].readonly = true;
+            observation
+        };
+        let observation = with_picker(&[]);
+        let proposals = DefaultPolicy::default().propose(&observation, &task(goal, &[]));
+        let date_field = target_of(&observation.elements[2]);
+        // No fill types into it, alone or in the form; the form is filled without it.
+        assert!(
+            proposals
+                .candidates
+                .iter()
+                .all(|c| !c.action.targets()[..].contains(&&date_field)
+                    || matches!(c.action, Action::Click { .. })),
+            "{proposals:?}"
+        );
+        assert!(proposals.candidates.iter().any(|c| matches!(
+            &c.action,
+            Action::FillForm { fields, .. } if fields.len() == 2
+        )));
+        // Clicking it (its calendar opens) ranks with the best while the goal's date is to do.
+        let click_prior = |proposals: &Proposals| {
+            proposals
+                .candidates
+                .iter()
+                .find(|c| matches!(&c.action, Action::Click { target } if *target == date_field))
+                .map(|c| c.prior)
+                .expect("a click on the date field")
+        };
+        let best = proposals
+            .candidates
+            .iter()
+            .map(|c| c.prior)
+            .fold(0.0, f64::max);
+        assert!(click_prior(&proposals) >= 0.5 * best, "{proposals:?}");
+        // The date still all to do: no value for it, however the rest looks.
+        let reading = GoalReading::of(goal);
+        assert_eq!(date_progress(&observation, &reading), Some(0.0));
+        let mut plain = flight_form(&[]);
+        plain.elements[2].readonly = false;
+        assert_eq!(date_progress(&plain, &reading), None);
+        // A field that holds the goal's value in a suggestion chosen for it is not typed
+        // into again.
+        let held = with_picker(&[("From:", "Kauai Island/Lihue, HI (LIH)")]);
+        let proposals = DefaultPolicy::default().propose(&held, &task(goal, &[]));
+        let from = target_of(&held.elements[0]);
+        assert!(
+            !proposals.candidates.iter().any(|c| matches!(
+                &c.action,
+                Action::Fill { target, value: FillValue::Literal(v), .. } if *target == from && v == "LIH"
+            )),
+            "{proposals:?}"
+        );
     }
 
     #[test]
@@ -3235,6 +3380,33 @@ mod tests {
         // Without "all" the goal may mean one of them: they are clicked one at a time.
         let one = "Click the \"Like\" button on a post by @aliquam.";
         assert_eq!(group(one, false), None);
+        // Where the goal gives their number, that many of hers: the first ones not pressed,
+        // less those pressed already.
+        let two = "Click the \"Like\" button on 2 posts by @aliquam and then click Submit.";
+        assert_eq!(
+            group(two, false),
+            Some(vec![css("#post0 .like"), css("#post3 .like")])
+        );
+        let three = "Click the \"Like\" button on 3 posts by @aliquam and then click Submit.";
+        assert_eq!(
+            group(three, true),
+            Some(vec![css("#post0 .like"), css("#post4 .like")])
+        );
+        // One left to press is a click.
+        assert_eq!(group(two, true), None);
+        // Progress counts to the number: two of three pressed is the whole of "2 posts", and
+        // a third pressed is one too many.
+        let reading = GoalReading::of(two);
+        let mut feed = feed(true);
+        let share = |feed: &Observation| goal_progress(feed, &reading, two).choices;
+        assert_eq!(share(&feed), Some(0.5));
+        feed.elements[0].checked = true;
+        assert_eq!(share(&feed), Some(1.0));
+        feed.elements[4].checked = true;
+        assert_eq!(share(&feed), Some(0.75));
+        assert_eq!(item_count(&padded_words(three)), Some(3));
+        assert_eq!(item_count(&padded_words("Like two posts by @et")), Some(2));
+        assert_eq!(item_count(&padded_words(all)), None);
     }
 
     #[test]

@@ -166,6 +166,7 @@ mod tests {
             options: vec![],
             checked: false,
             popup: false,
+            readonly: false,
         }
     }
 

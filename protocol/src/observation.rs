@@ -71,6 +71,10 @@ pub struct Element {
     /// hidden nested list): pointing at it may show what a click would choose past.
     #[serde(default)]
     pub popup: bool,
+    /// A field that takes no typing (`readonly`): its value comes from a widget it opens (a
+    /// date picker's calendar), or not at all.
+    #[serde(default)]
+    pub readonly: bool,
 }
 
 /// A value the page shows, which a goal may ask to be typed elsewhere ("Enter the value of

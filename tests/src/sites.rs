@@ -980,6 +980,27 @@ fn widget_page(title: &str, body: &str, script: &str) -> Html<String> {
     ))
 }
 
+/// `suggest(input, menu, names, matches)`: the names that `matches(name, typed)` (both lower
+/// case) listed in `menu` as items 300 ms after the last keystroke (jQuery UI's delay), each
+/// putting its name into the field when clicked.
+const SUGGEST_JS: &str = "function suggest(input, menu, names, matches) {\
+       let pending = null;\
+       input.addEventListener('input', () => {\
+         clearTimeout(pending);\
+         pending = setTimeout(() => {\
+           menu.innerHTML = '';\
+           const typed = input.value.toLowerCase();\
+           if (!typed) return;\
+           for (const name of names.filter((n) => matches(n.toLowerCase(), typed))) {\
+             const item = document.createElement('li');\
+             item.textContent = name;\
+             item.addEventListener('click', () => { input.value = name; menu.innerHTML = ''; });\
+             menu.appendChild(item);\
+           }\
+         }, 300);\
+       });\
+     }";
+
 /// The dynamic fixture's pages (see each route).
 pub fn dynamic() -> Router<Arc<Counters>> {
     Router::new()
@@ -1470,26 +1491,81 @@ pub fn dynamic() -> Router<Arc<Counters>> {
                     "Autocomplete",
                     "<label for=tags>Tags: </label><input id=tags><ul id=menu></ul>\
                      <button id=go>Submit</button>",
-                    "const names = ['Latvia', 'Lithuania', 'Liechtenstein', 'Estonia', 'Lesotho'];\
-                     const input = document.getElementById('tags');\
-                     const menu = document.getElementById('menu');\
-                     let pending = null;\
-                     input.addEventListener('input', () => {\
-                       clearTimeout(pending);\
-                       pending = setTimeout(() => {\
-                         menu.innerHTML = '';\
-                         const typed = input.value.toLowerCase();\
-                         if (!typed) return;\
-                         for (const name of names.filter((n) => n.toLowerCase().startsWith(typed))) {\
-                           const item = document.createElement('li');\
-                           item.textContent = name;\
-                           item.addEventListener('click', () => { input.value = name; menu.innerHTML = ''; });\
-                           menu.appendChild(item);\
-                         }\
-                       }, 300);\
+                    &format!(
+                        "{SUGGEST_JS}\
+                         const names = ['Latvia', 'Lithuania', 'Liechtenstein', 'Estonia', 'Lesotho'];\
+                         const input = document.getElementById('tags');\
+                         suggest(input, document.getElementById('menu'), names, (n, typed) => n.startsWith(typed));\
+                         document.getElementById('go').addEventListener('click', () =>\
+                           input.value === 'Lithuania' ? win() : lose());"
+                    ),
+                )
+            }),
+        )
+        // Two airport fields that take only an airport from their suggestion lists (which come
+        // after jQuery UI's 300 ms and hold the typed text anywhere, as book-flight's do), and
+        // a search that checks both.
+        .route(
+            "/airports",
+            get(|| async {
+                widget_page(
+                    "Airports",
+                    "<label for=from>From:</label><input id=from><ul id=from-menu></ul>\
+                     <label for=to>To:</label><input id=to><ul id=to-menu></ul>\
+                     <button id=go>Search</button>",
+                    &format!(
+                        "{SUGGEST_JS}\
+                         const airports = ['Kahului, HI (OGG)', 'Lihue, HI (LIH)',\
+                           'Palm Springs, CA (PSP)', 'West Palm Beach, FL (PBI)'];\
+                         for (const id of ['from', 'to']) {{\
+                           const input = document.getElementById(id);\
+                           const menu = document.getElementById(id + '-menu');\
+                           suggest(input, menu, airports, (a, typed) => a.includes(typed));\
+                           input.addEventListener('blur', () => setTimeout(() => {{ menu.innerHTML = ''; }}, 200));\
+                         }}\
+                         document.getElementById('go').addEventListener('click', () => {{\
+                           const from = document.getElementById('from').value;\
+                           const to = document.getElementById('to').value;\
+                           if (!airports.includes(from) || !airports.includes(to)) return;\
+                           from === 'Lihue, HI (LIH)' && to === 'West Palm Beach, FL (PBI)' ? win() : lose();\
+                         }});"
+                    ),
+                )
+            }),
+        )
+        // A login form whose password field, focused the first time, brings up a popup that
+        // takes the fields away until it is dismissed (MiniWoB++'s login-user-popup): the page
+        // is then as it was, but the field takes typing.
+        .route(
+            "/popup-login",
+            get(|| async {
+                widget_page(
+                    "Popup login",
+                    "<div id=form><label for=user>Username</label><input id=user>\
+                     <label for=pass>Password</label><input id=pass type=password>\
+                     <button id=ok>Log in</button></div>",
+                    "const fields = () => document.querySelectorAll('#user, #pass, #ok');\
+                     let shown = false;\
+                     document.getElementById('pass').addEventListener('focus', () => {\
+                       if (shown) return;\
+                       shown = true;\
+                       for (const f of fields()) f.disabled = true;\
+                       const popup = document.createElement('div');\
+                       popup.id = 'popup';\
+                       popup.innerHTML = '<p>Your session is about to expire.</p><p>Exit to home page?</p>\
+                         <button id=leave>OK</button> <button id=stay>Cancel</button>';\
+                       document.getElementById('box').appendChild(popup);\
+                       document.getElementById('leave').onclick = () => lose();\
+                       document.getElementById('stay').onclick = () => {\
+                         for (const f of fields()) f.disabled = false;\
+                         popup.remove();\
+                       };\
                      });\
-                     document.getElementById('go').addEventListener('click', () =>\
-                       input.value === 'Lithuania' ? win() : lose());",
+                     document.getElementById('ok').addEventListener('click', () => {\
+                       const user = document.getElementById('user').value;\
+                       const pass = document.getElementById('pass').value;\
+                       user === 'ada' && pass === 'x9Q' ? win() : lose();\
+                     });",
                 )
             }),
         )

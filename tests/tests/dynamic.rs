@@ -318,6 +318,38 @@ async fn suggestions_that_come_after_a_delay() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_form_takes_the_suggestions_that_hold_what_was_typed() {
+    // Each field takes only an airport from its suggestion list: filled as a person fills it
+    // (the suggestion holding "LIH" taken), the form is one action; typed alone, the search
+    // finds nothing.
+    let site = sites::serve(sites::dynamic()).await;
+    let goal = "Search the flights from: LIH to: West Palm Beach, FL.";
+    let run = run(&site, "dyn-airports", "/airports", goal, "40").await;
+    let result = passed(&run);
+    assert_eq!(
+        labels(result),
+        ["fill \"From:\"=\"LIH\", \"To:\"=\"West Palm Beach, FL\" and click \"Search\""]
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_popup_that_takes_a_field_away_is_dismissed_and_the_field_typed_into() {
+    // Typing into the password fails while the popup its focus brings up is there; dismissed,
+    // the page looks as before (a loop by its fingerprint), yet the field takes typing now.
+    let site = sites::serve(sites::dynamic()).await;
+    let goal =
+        "Enter the username \"ada\" and the password \"x9Q\" into the text fields and press login.";
+    let run = run(&site, "dyn-popup-login", "/popup-login", goal, "150").await;
+    let result = passed(&run);
+    let steps = labels(result);
+    assert!(steps.contains(&"click \"Cancel\""), "{steps:?}");
+    assert!(
+        steps.last().is_some_and(|s| s.starts_with("fill ")),
+        "{steps:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_list_that_holds_several_choices() {
     let site = sites::serve(sites::dynamic()).await;
     let goal = "Select Fayette, Claudie from the scroll list and click Submit.";

@@ -91,7 +91,9 @@ pub(crate) async fn perform(
                 let index = if field.select {
                     tab.select(&field.target, &what, &text).await?
                 } else {
-                    tab.fill(&field.target, &what, &text).await?
+                    // A form is filled as a person fills it: where a field suggests values
+                    // (an autocomplete), the one that holds the text typed is taken.
+                    tab.fill_choosing(&field.target, &what, &text).await?
                 };
                 heal = Heal::deeper(heal, Heal::of(&field.target, index));
             }

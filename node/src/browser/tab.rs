@@ -198,6 +198,17 @@ struct ActResult {
     picker: Option<bool>,
     /// Where a scrolling box stands (`top`, `middle`, `bottom`).
     at: Option<String>,
+    /// Listed elements that hold a typed text (see [`Tab::fill_choosing`]).
+    #[serde(default)]
+    suggestions: Vec<Suggestion>,
+}
+
+/// A listed element holding a typed text: a suggestion, when typing brought it up.
+#[derive(Debug, Deserialize)]
+struct Suggestion {
+    path: String,
+    role: String,
+    name: String,
 }
 
 #[derive(Debug, Deserialize)]
@@ -756,6 +767,11 @@ impl Tab {
         if result.status == "unfocusable" {
             return Err(EnvError::TargetHidden(format!("{what} cannot take focus")));
         }
+        if result.status == "readonly" {
+            return Err(EnvError::TargetHidden(format!(
+                "{what} is read-only: it takes no typing"
+            )));
+        }
         if let Some(error) = Tab::target_error(&result, what) {
             return Err(error);
         }
@@ -780,6 +796,65 @@ impl Tab {
             .await?;
         }
         Ok(result.locator.unwrap_or(0).max(0) as usize)
+    }
+
+    /// Types text into a field as [`Tab::fill`] does and then, where typing brought up a list
+    /// (an autocomplete's suggestions) with an entry that holds the text as whole words,
+    /// chooses the first such entry, as a person takes the top one: what makes the "LIH"
+    /// typed into "From:" the "Kauai Island/Lihue, HI (LIH)" the form accepts. Where none
+    /// came up, the typed text stays. An entry that cannot be clicked leaves the text as
+    /// typed too: the fill itself worked.
+    pub async fn fill_choosing(
+        &self,
+        target: &Target,
+        what: &str,
+        text: &str,
+    ) -> Result<LocatorIndex, EnvError> {
+        if text.trim().is_empty() {
+            return self.fill(target, what, text).await;
+        }
+        let before: Vec<String> = self
+            .suggestions(target, text, &[])
+            .await?
+            .into_iter()
+            .map(|s| s.path)
+            .collect();
+        let index = self.fill(target, what, text).await?;
+        self.settle().await?;
+        if let Some(entry) = self
+            .suggestions(target, text, &before)
+            .await?
+            .into_iter()
+            .next()
+        {
+            let pick = Target {
+                locators: vec![forager_protocol::Locator::Css(entry.path)],
+                role: entry.role,
+                name: entry.name,
+            };
+            let what = format!("suggestion {:?} for {what}", pick.name);
+            if let Err(error) = self.click(&pick, &what).await {
+                tracing::debug!(%error, "a suggestion was not chosen; the typed text stays");
+            }
+        }
+        Ok(index)
+    }
+
+    /// The listed elements (not in `before`, by CSS path) that hold `text`: see act.js
+    /// `suggestions`. None where the field is not found: the fill says why.
+    async fn suggestions(
+        &self,
+        field: &Target,
+        text: &str,
+        before: &[String],
+    ) -> Result<Vec<Suggestion>, EnvError> {
+        let arg = serde_json::json!({ "text": text, "before": before }).to_string();
+        let result = self.act_script("suggestions", field, &arg).await?;
+        Ok(if result.status == "ok" {
+            result.suggestions
+        } else {
+            Vec::new()
+        })
     }
 
     /// Chooses an option (by value or label) in a select.

@@ -51,6 +51,8 @@ struct Graph {
     expired: Vec<u32>,
     /// States reached by an action whose only effect is in script (give them an alias too).
     hidden: Vec<u32>,
+    /// States no action reaches: an edge to one fails as a hidden target does.
+    unreachable: Vec<u32>,
 }
 
 impl Graph {
@@ -84,6 +86,7 @@ impl Graph {
             dead_ends: Vec::new(),
             expired: Vec::new(),
             hidden: Vec::new(),
+            unreachable: Vec::new(),
         }
     }
 
@@ -167,6 +170,11 @@ impl Environment for Graph {
             .ok_or_else(|| EnvError::TargetMissing(action.to_string()))?;
         if edge.risk > self.ceiling {
             self.above_ceiling += 1;
+        }
+        if self.unreachable.contains(&edge.to) {
+            return Err(EnvError::TargetHidden(format!(
+                "{action} cannot take focus"
+            )));
         }
         self.executed.push(edge.label);
         self.state = edge.to;
@@ -315,6 +323,47 @@ fn loops_and_no_progress_are_pruned_with_their_reason() {
         .collect();
     assert!(pruned.contains(&("stay", &NodeStatus::Pruned(PruneReason::NoProgress))));
     assert!(pruned.contains(&("home", &NodeStatus::Pruned(PruneReason::Loop))));
+}
+
+#[test]
+fn a_short_detour_back_to_where_an_action_failed_is_kept_to_try_it_again() {
+    // At 0 typing fails (focusing the field opens a popup); the popup (1) dismissed leads to
+    // 3, which looks exactly like 0, but where the page lets the field be typed into now.
+    let mut graph = Graph::new(
+        2,
+        &[
+            (0, "type", 99, 0.6),
+            (0, "focus", 1, 0.4),
+            (1, "cancel", 3, 0.9),
+            (1, "ok", 4, 0.1),
+            (3, "type", 2, 0.9),
+        ],
+    );
+    graph.unreachable.push(99);
+    graph.alias.insert(3, 0);
+    let (report, tree) = search(&mut graph, SearchConfig::default());
+    assert_eq!(report.finish, Finish::Solved, "{:?}", report.prunes);
+    assert_eq!(report.prunes.get("loop"), None);
+    let success = tree
+        .nodes()
+        .find(|n| *n.status == NodeStatus::Success)
+        .expect("a success");
+    assert_eq!(success.depth, 3);
+
+    // Without the failure the same return is a loop, as any other.
+    let mut graph = Graph::new(
+        2,
+        &[
+            (0, "focus", 1, 0.4),
+            (1, "cancel", 3, 0.9),
+            (1, "ok", 4, 0.1),
+            (3, "type", 2, 0.9),
+        ],
+    );
+    graph.alias.insert(3, 0);
+    let (report, _) = search(&mut graph, SearchConfig::default());
+    assert_eq!(report.prunes.get("loop"), Some(&1));
+    assert_ne!(report.finish, Finish::Solved);
 }
 
 #[test]

@@ -37,6 +37,10 @@ pub enum NodeStatus {
 /// handler does not double the tree at each level.
 pub const MAX_HIDDEN_CHAIN: u32 = 2;
 
+/// Longest detour back to a state where an action failed that is kept rather than pruned as
+/// a loop: two steps, a popup shown and dismissed.
+pub const MAX_DETOUR: u32 = 2;
+
 /// The visits a fresh candidate counts as under first-play urgency
 /// ([`super::SearchConfig::first_play_urgency`]): fewer than one, so a child must beat its
 /// node's mean by a margin before the node's next candidate waits. 0.5 is the best point of
@@ -934,6 +938,28 @@ impl<A: Clone> Search<A> {
         None
     }
 
+    /// Whether `child` loops back, at most [`MAX_DETOUR`] steps on, to an ancestor's state
+    /// where an action failed.
+    fn detour_past_failure(&self, child: NodeId) -> bool {
+        let node = &self.nodes[child as usize];
+        let mut cursor = node.parent;
+        while let Some(ancestor) = cursor.map(|a| &self.nodes[a as usize]) {
+            if node.depth - ancestor.depth > MAX_DETOUR {
+                return false;
+            }
+            if ancestor.fingerprint == node.fingerprint {
+                return ancestor.children.iter().any(|&c| {
+                    matches!(
+                        self.nodes[c as usize].status,
+                        NodeStatus::Pruned(PruneReason::ActionFailed { .. })
+                    )
+                });
+            }
+            cursor = ancestor.parent;
+        }
+        false
+    }
+
     /// How many hidden-change nodes end at `id` (`id` and its ancestors, consecutively).
     fn hidden_chain(&self, id: NodeId) -> u32 {
         let mut chain = 0;
@@ -1046,6 +1072,16 @@ impl<A: Clone> Search<A> {
                 // shares its parent's fingerprint, so it owns no state of its own.
                 Some(PruneReason::NoProgress)
                     if step.state.hidden_change && self.hidden_chain(parent) < MAX_HIDDEN_CHAIN => {
+                }
+                // Back where an action failed, by a short detour (a popup that took the
+                // field's focus, shown and dismissed): the page looks as it did, but pages
+                // remember what they showed, and what failed there may work now. Kept as a
+                // hidden change, to try it again.
+                Some(PruneReason::Loop)
+                    if self.detour_past_failure(child)
+                        && self.hidden_chain(parent) < MAX_HIDDEN_CHAIN =>
+                {
+                    self.nodes[child as usize].hidden = true;
                 }
                 Some(reason) => {
                     self.prune(child, reason);

@@ -103,6 +103,9 @@ switch (OP) {
   }
   case "focus_clear": {
     el.scrollIntoView({ block: "center", behavior: "instant" });
+    // A read-only field takes no typing, and a person's picker would not write into it
+    // either: its value comes from the widget it opens (a calendar), by clicks.
+    if (el.readOnly) return { status: "readonly", locator: used };
     // Date, time, colour and range inputs take no typed text: their value is set, as a
     // person's picker would set it (see "set_value").
     if (el.tagName === "INPUT" && VALUE_INPUTS.includes((el.getAttribute("type") || "").toLowerCase())) {
@@ -167,6 +170,38 @@ switch (OP) {
       y: (r.top + r.bottom) / 2,
       at: scrollPosition(el),
     };
+  }
+  case "suggestions": {
+    // ARG: {text, before}. The visible elements other than the field that hold the text as
+    // whole words (any case) and sit in a list (an item, an option, a menu's entry): the
+    // innermost ones, by CSS path, less the paths in `before` (what the page showed before
+    // the text was typed). Asked before and after typing, what typing brought up: an
+    // autocomplete's suggestions.
+    const { text, before } = JSON.parse(ARG);
+    const flat = (s) => s.toLowerCase().replace(/\s+/g, " ").trim();
+    const want = flat(text);
+    if (!want) return { status: "ok", locator: used, suggestions: [] };
+    const escaped = want.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+    const whole = new RegExp(`(^|[^\\p{L}\\p{N}])${escaped}($|[^\\p{L}\\p{N}])`, "u");
+    const SKIP = ["SCRIPT", "STYLE", "INPUT", "TEXTAREA", "SELECT", "OPTION", "TEMPLATE"];
+    const LISTED = "li, [role=option], [role=menuitem], [role=listbox], [role=menu]";
+    const holding = Array.from(document.body.querySelectorAll("*")).filter(
+      (n) =>
+        !SKIP.includes(n.tagName) &&
+        n !== el &&
+        !n.contains(el) &&
+        !el.contains(n) &&
+        flat(n.textContent || "").includes(want) &&
+        n.closest(LISTED) &&
+        whole.test(flat(textOf(n))) &&
+        visible(n),
+    );
+    const inner = holding.filter((n) => !holding.some((o) => o !== n && n.contains(o)));
+    const seen = new Set(before);
+    const fresh = inner
+      .map((n) => ({ path: cssPath(n), role: roleOf(n) || "clickable", name: nameOf(n) }))
+      .filter((s) => !seen.has(s.path));
+    return { status: "ok", locator: used, suggestions: fresh.slice(0, 50) };
   }
   default:
     return { status: "bad_op" };

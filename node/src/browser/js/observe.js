@@ -48,6 +48,7 @@
       options,
       checked: !!el.checked || el.getAttribute("aria-checked") === "true" || (el.tagName === "SELECT" && el.selectedIndex > 0) || classState(el),
       popup: opensPopup(el),
+      readonly: (el.tagName === "INPUT" || el.tagName === "TEXTAREA") && (el.readOnly || el.getAttribute("aria-readonly") === "true"),
     };
   };
 
