@@ -21,7 +21,7 @@ use forager_protocol::observation::{
     Element, Observation, PageValue, PageValueKind, ScrollPosition,
 };
 use forager_protocol::risk::{self, ActionShape, RiskContext};
-use forager_protocol::{Action, FillValue, RiskClass, ScrollEdge, Target};
+use forager_protocol::{Action, FillValue, RiskClass, ScrollEdge, SliderMove, Target};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
@@ -153,6 +153,9 @@ const SHOWN_TEXT_MAX_CHARS: usize = 60;
 
 /// The weight of typing over what a field already holds, against typing into an empty one.
 const PREFILLED_FILL: f64 = 0.5;
+
+/// The goal's numbers a slider is offered, at most (each slider gets each).
+const MAX_SLIDE_NUMBERS: usize = 8;
 
 /// Model cosines at or below this say nothing (a goal and unrelated link texts land around
 /// 0–0.15 with all-MiniLM-L6-v2); above it they are scaled so that [`MODEL_SURE`] counts as
@@ -1088,6 +1091,115 @@ fn scroll_candidates(observation: &Observation, goal: &str) -> Vec<(Candidate<Ac
     candidates
 }
 
+/// The plain numbers a goal writes, in order, repeats kept ("Select -97 with the slider",
+/// "the combination [3,18,6]"): digits standing alone, with a minus or a decimal part, not
+/// glued to letters ("the 2nd checkbox", "x3") nor part of a date or a time ("11/25/2016",
+/// "10:30").
+fn goal_numbers(goal: &str) -> Vec<String> {
+    let chars: Vec<char> = goal.chars().collect();
+    // A hyphen before is glue too where it is no minus sign ("rate-5", "COVID-19").
+    let glued =
+        |c: Option<&char>| c.is_some_and(|c| c.is_alphanumeric() || matches!(c, '/' | ':' | '-'));
+    let mut numbers = Vec::new();
+    let mut i = 0;
+    while i < chars.len() {
+        if !chars[i].is_ascii_digit() || (i > 0 && chars[i - 1].is_ascii_digit()) {
+            i += 1;
+            continue;
+        }
+        let mut start = i;
+        while i < chars.len() && chars[i].is_ascii_digit() {
+            i += 1;
+        }
+        if i + 1 < chars.len() && chars[i] == '.' && chars[i + 1].is_ascii_digit() {
+            i += 1;
+            while i < chars.len() && chars[i].is_ascii_digit() {
+                i += 1;
+            }
+        }
+        let minus = start > 0
+            && matches!(chars[start - 1], '-' | '\u{2212}')
+            && (start < 2 || !chars[start - 2].is_alphanumeric());
+        if minus {
+            start -= 1;
+        }
+        let before = if start > 0 {
+            chars.get(start - 1)
+        } else {
+            None
+        };
+        if glued(before) || glued(chars.get(i)) {
+            continue;
+        }
+        let number: String = chars[start..i].iter().collect();
+        numbers.push(number.replace('\u{2212}', "-"));
+    }
+    numbers
+}
+
+/// Sliders moved to the numbers the goal gives: as many numbers as sliders, each to its
+/// own in order, all in one action ("the combination [3,18,6]" for three sliders: one at a
+/// time the moves commute); otherwise every slider to every number, one at a time. A high
+/// prior where the goal speaks of a slider, a low one elsewhere (its numbers may be for
+/// something else).
+fn slide_candidates(observation: &Observation, goal: &str) -> Vec<(Candidate<Action>, f64)> {
+    let sliders: Vec<&Element> = observation
+        .elements
+        .iter()
+        .filter(|e| e.role == "slider" && !e.disabled)
+        .collect();
+    if sliders.is_empty() {
+        return Vec::new();
+    }
+    let mut numbers = goal_numbers(goal);
+    numbers.truncate(MAX_SLIDE_NUMBERS);
+    let words = padded_words(goal);
+    let affinity = if [" slider ", " sliders ", " slide "]
+        .iter()
+        .any(|w| words.contains(w))
+    {
+        1.5
+    } else {
+        0.3
+    };
+    let slide = |moves: Vec<SliderMove>| {
+        (
+            Candidate {
+                action: Action::Slide { moves },
+                prior: 0.0,
+                risk: RiskClass::ReadOnly,
+                key: 0,
+                target: None,
+            },
+            affinity,
+        )
+    };
+    let to = |slider: &Element, number: &String| SliderMove {
+        target: target_of(slider),
+        value: number.clone(),
+    };
+    if numbers.len() == sliders.len() {
+        return vec![slide(
+            sliders
+                .iter()
+                .zip(&numbers)
+                .map(|(s, n)| to(s, n))
+                .collect(),
+        )];
+    }
+    let mut distinct: Vec<&String> = Vec::new();
+    for number in &numbers {
+        if !distinct.contains(&number) {
+            distinct.push(number);
+        }
+    }
+    sliders
+        .iter()
+        .flat_map(|s| distinct.iter().map(move |n| (*s, *n)))
+        .map(|(s, n)| slide(vec![to(s, n)]))
+        .collect()
+}
+
 fn target_of(element: &Element) -> Target {
     Target {
         locators: element.locators.clone(),
@@ -1648,6 +1760,8 @@ impl<E: Embedder> Policy for DefaultPolicy<E> {
         scored.extend(pickers);
         // After the value hint's best action, like `check`: a scroll says nothing of the page.
         scored.extend(scroll_candidates(observation, &task.goal));
+        // The same for a slider's move.
+        scored.extend(slide_candidates(observation, &task.goal));
         scored.extend(calendar.as_ref().and_then(|c| c.walk(observation)));
         let headings: Vec<&str> = observation
             .snapshot
@@ -3617,5 +3731,84 @@ mod tests {
         // A range wider than MAX_RANGE_VALUES is not spelled out.
         let wide = values("Guess the number between 0-999 and press Submit.");
         assert!(!wide.iter().any(|l| l.contains("\"500\"")), "{wide:?}");
+    }
+    #[test]
+    fn the_goals_numbers_are_what_its_sliders_are_moved_to() {
+        assert_eq!(
+            goal_numbers("Select -97 with the slider and hit Submit."),
+            ["-97"]
+        );
+        assert_eq!(
+            goal_numbers("Set the sliders to the combination [3,18,3] and submit."),
+            ["3", "18", "3"]
+        );
+        // Ordinals, dates, times and words with digits are not numbers to move to.
+        assert!(
+            goal_numbers("Click the 2nd checkbox on 11/25/2016 at 10:30 for x3 then rate-5 2.5")
+                .iter()
+                .eq(["2.5"].iter())
+        );
+        let mut slider = element("slider", "");
+        slider.locators = vec![Locator::Css("#s1 > span".into())];
+        let mut second = element("slider", "");
+        second.locators = vec![Locator::Css("#s2 > span".into())];
+        let slides = |elements: Vec<Element>, goal: &str| -> Vec<(String, f64)> {
+            DefaultPolicy::default()
+                .propose(&page(elements), &task(goal, &[]))
+                .candidates
+                .into_iter()
+                .filter_map(|c| match c.action {
+                    Action::Slide { moves } => {
+                        let moves: Vec<String> = moves
+                            .iter()
+                            .map(|m| format!("{} {}", m.target.locators[0], m.value))
+                            .collect();
+                        Some((moves.join(", "), c.prior))
+                    }
+                    _ => None,
+                })
+                .collect()
+        };
+        let submit = element("button", "Submit");
+        // As many numbers as sliders: each its own, in order, in one action.
+        let ordered = slides(
+            vec![slider.clone(), second.clone(), submit.clone()],
+            "Set the sliders to the combination [7,7] and submit.",
+        );
+        let labels: Vec<&str> = ordered.iter().map(|(l, _)| l.as_str()).collect();
+        assert_eq!(
+            labels,
+            ["css=#s1 > span 7, css=#s2 > span 7"],
+            "{ordered:?}"
+        );
+        // Otherwise every slider to every number, once each.
+        let every = slides(
+            vec![slider.clone(), submit.clone()],
+            "Move the slider to 4, or to 9, or 4 again.",
+        );
+        assert_eq!(every.len(), 2, "{every:?}");
+        // A slide the goal asks for outranks the button; numbers in a goal that speaks of
+        // no slider are a weak hint only.
+        let against_the_button = |goal: &str| {
+            let candidates = DefaultPolicy::default()
+                .propose(
+                    &page(vec![slider.clone(), submit.clone()]),
+                    &task(goal, &[]),
+                )
+                .candidates;
+            let prior = |slide: bool| {
+                candidates
+                    .iter()
+                    .find(|c| matches!(c.action, Action::Slide { .. }) == slide)
+                    .map_or(0.0, |c| c.prior)
+            };
+            prior(true) / prior(false)
+        };
+        let asked = against_the_button("Select 48 with the slider.");
+        let other = against_the_button("Order 48 apples.");
+        assert!(asked > 1.0 && asked > 3.0 * other, "{asked} vs {other}");
+        // No numbers, no slides; no slider, no slides.
+        assert!(slides(vec![slider.clone(), submit.clone()], "Use the slider.").is_empty());
+        assert!(slides(vec![submit], "Select 48 with the slider.").is_empty());
     }
 }

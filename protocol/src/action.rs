@@ -174,6 +174,23 @@ pub enum Action {
         /// What to point at.
         target: Target,
     },
+    /// Move sliders to values as a person does with the keyboard: each handle focused, `Home`,
+    /// then arrow keys until the number that moves with it reads its value. One action,
+    /// because each key press alone is a step nowhere; several sliders in one (in order),
+    /// because one at a time they commute, as [`Action::Check`]'s choices do.
+    Slide {
+        /// The sliders and their values, in order.
+        moves: Vec<SliderMove>,
+    },
+}
+
+/// One slider of a [`Action::Slide`] and where it goes.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct SliderMove {
+    /// The slider (an `<input type=range>`, a `role=slider`, a widget's handle).
+    pub target: Target,
+    /// The value, as a number written in text (`48`, `-97`, `2.5`).
+    pub value: String,
 }
 
 /// An end of a scrolling box.
@@ -210,6 +227,8 @@ impl Action {
             Action::Scroll { .. } => ActionShape::Scroll,
             Action::Repeat { .. } => ActionShape::Click,
             Action::Hover { .. } => ActionShape::Hover,
+            // A value chosen in a control, as a select's option is.
+            Action::Slide { .. } => ActionShape::Select,
             Action::Press { key } => ActionShape::Press {
                 enter: key.eq_ignore_ascii_case("enter"),
             },
@@ -228,6 +247,7 @@ impl Action {
             | Action::Scroll { target, .. }
             | Action::Repeat { target, .. }
             | Action::Hover { target } => Some(target),
+            Action::Slide { moves } => moves.last().map(|m| &m.target),
             Action::FillForm {
                 submit: Some(target),
                 ..
@@ -247,6 +267,7 @@ impl Action {
             | Action::Scroll { target, .. }
             | Action::Repeat { target, .. }
             | Action::Hover { target } => vec![target],
+            Action::Slide { moves } => moves.iter().map(|m| &m.target).collect(),
             Action::FillForm { fields, submit } => fields
                 .iter()
                 .map(|f| &f.target)
@@ -322,6 +343,13 @@ impl Action {
             }
             Action::Repeat { target, times } => format!("click {:?} {times} times", target.name),
             Action::Hover { target } => format!("hover {:?}", target.name),
+            Action::Slide { moves } => {
+                let moves: Vec<String> = moves
+                    .iter()
+                    .map(|m| format!("{:?} to {}", m.target.name, m.value))
+                    .collect();
+                format!("slide {}", moves.join(", "))
+            }
             Action::Press { key } => format!("press {key}"),
             Action::Navigate { url } => format!("navigate {url}"),
             Action::Back => "back".to_owned(),
@@ -381,6 +409,22 @@ mod tests {
         assert_eq!(hover.shape(), ActionShape::Hover);
         assert_eq!(hover.label(), "hover \"Menu\"");
         assert_eq!(hover.targets().len(), 1);
+        let slide = Action::Slide {
+            moves: vec![
+                SliderMove {
+                    target: target("Volume"),
+                    value: "-7".into(),
+                },
+                SliderMove {
+                    target: target("Bass"),
+                    value: "2.5".into(),
+                },
+            ],
+        };
+        assert_eq!(slide.shape(), ActionShape::Select);
+        assert_eq!(slide.label(), "slide \"Volume\" to -7, \"Bass\" to 2.5");
+        assert_eq!(slide.targets().len(), 2);
+        assert_eq!(slide.target().map(|t| t.name.as_str()), Some("Bass"));
         assert_eq!(fill.target().map(|t| t.name.as_str()), Some("Email"));
     }
 }

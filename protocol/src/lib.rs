@@ -47,7 +47,7 @@ pub mod verdict;
 pub mod wire;
 pub mod workflow;
 
-pub use action::{Action, FillValue, Locator, ScrollEdge, Target};
+pub use action::{Action, FillValue, Locator, ScrollEdge, SliderMove, Target};
 pub use fingerprint::Fingerprint;
 pub use outcome::{FailureReason, PruneReason};
 pub use risk::RiskClass;

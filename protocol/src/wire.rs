@@ -1155,6 +1155,12 @@ pub(crate) mod tests {
             Just(Action::Done),
             (target(), 2u32..40).prop_map(|(target, times)| Action::Repeat { target, times }),
             target().prop_map(|target| Action::Hover { target }),
+            prop::collection::vec(
+                (target(), text())
+                    .prop_map(|(target, value)| crate::action::SliderMove { target, value }),
+                1..4
+            )
+            .prop_map(|moves| Action::Slide { moves }),
             (target(), any::<bool>()).prop_map(|(target, bottom)| Action::Scroll {
                 target,
                 to: if bottom {

@@ -222,6 +222,15 @@ fn rank_targets(action: &Action) -> Action {
         Action::Hover { target } => Action::Hover {
             target: ranked(target),
         },
+        Action::Slide { moves } => Action::Slide {
+            moves: moves
+                .iter()
+                .map(|m| crate::action::SliderMove {
+                    target: ranked(&m.target),
+                    value: m.value.clone(),
+                })
+                .collect(),
+        },
         other => other.clone(),
     }
 }
@@ -408,6 +417,22 @@ impl Workflow {
                     field("action"),
                     format!("repeats a click {times} times, not 2 to {MAX_REPEAT}"),
                 ));
+            }
+            if let Action::Slide { moves } = &step.action {
+                if moves.is_empty() {
+                    return Err(invalid(field("action"), "a slide moves no slider"));
+                }
+                if let Some(bad) = moves.iter().find(|m| {
+                    !m.value
+                        .trim()
+                        .parse::<f64>()
+                        .is_ok_and(|number| number.is_finite())
+                }) {
+                    return Err(invalid(
+                        field("action"),
+                        format!("slides to {:?}, which is no number", bad.value),
+                    ));
+                }
             }
             if let Action::Navigate { url } = &step.action {
                 let parsed = url::Url::parse(url)
@@ -692,6 +717,25 @@ mod tests {
             match error {
                 WorkflowError::InvalidField { field: named, .. } => assert_eq!(named, field),
                 other => panic!("{field}: {other:?}"),
+            }
+        }
+        // A slide to no number, or of no slider.
+        let target = workflow.steps[0].action.targets()[0].clone();
+        for moves in [
+            vec![crate::action::SliderMove {
+                target,
+                value: "half way".into(),
+            }],
+            vec![],
+        ] {
+            let mut bad = workflow.clone();
+            bad.steps[0].action = Action::Slide { moves };
+            let bytes = bad.to_json().expect("json");
+            match Workflow::from_json(&bytes) {
+                Err(WorkflowError::InvalidField { field, .. }) => {
+                    assert_eq!(field, "steps[0].action")
+                }
+                other => panic!("{other:?}"),
             }
         }
         let mut huge = json.clone().into_bytes();

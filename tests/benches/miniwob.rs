@@ -192,8 +192,8 @@ const TASKS: &[(&str, Support)] = &[
     ("use-autocomplete-nodelay", Supported),
     ("use-colorwheel", CANVAS),
     ("use-colorwheel-2", CANVAS),
-    ("use-slider", DRAG),
-    ("use-slider-2", DRAG),
+    ("use-slider", Supported),
+    ("use-slider-2", Supported),
     ("use-spinner", Supported),
     ("visual-addition", Supported),
 ];

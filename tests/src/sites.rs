@@ -1569,6 +1569,46 @@ pub fn dynamic() -> Router<Arc<Counters>> {
                 )
             }),
         )
+        // Two slider widgets with no ARIA (a handle that takes focus and arrow keys, as jQuery
+        // UI's does; MiniWoB++'s use-slider-2), each with its number beside it, at a place drawn
+        // from Math.random; the second moves in steps of 5. Submit checks both numbers.
+        .route(
+            "/sliders",
+            get(|| async {
+                widget_page(
+                    "Sliders",
+                    "<style>.track { position: relative; width: 120px; height: 8px; background: #ccc; margin: 10px 6px; }\
+                     .slider-handle { position: absolute; top: -4px; width: 12px; height: 16px; margin-left: -6px; background: #36c; }</style>\
+                     <div class=track id=a><span class=slider-handle tabindex=0></span></div><div id=a-val></div>\
+                     <div class=track id=b><span class=slider-handle tabindex=0></span></div><div id=b-val></div>\
+                     <button id=go>Submit</button>",
+                    "function slider(id, min, max, step) {\
+                       const handle = document.querySelector('#' + id + ' .slider-handle');\
+                       const out = document.getElementById(id + '-val');\
+                       let value = min + step * Math.floor(Math.random() * ((max - min) / step + 1));\
+                       const show = () => {\
+                         handle.style.left = ((value - min) / (max - min) * 100) + '%';\
+                         out.textContent = String(value);\
+                       };\
+                       handle.addEventListener('keydown', (e) => {\
+                         if (e.key === 'Home') value = min;\
+                         else if (e.key === 'End') value = max;\
+                         else if (e.key === 'ArrowRight' || e.key === 'ArrowUp') value = Math.min(max, value + step);\
+                         else if (e.key === 'ArrowLeft' || e.key === 'ArrowDown') value = Math.max(min, value - step);\
+                         else return;\
+                         e.preventDefault();\
+                         show();\
+                       });\
+                       show();\
+                       return () => value;\
+                     }\
+                     const a = slider('a', -10, 40, 1);\
+                     const b = slider('b', 0, 100, 5);\
+                     document.getElementById('go').addEventListener('click', () =>\
+                       a() === -3 && b() === 35 ? win() : lose());",
+                )
+            }),
+        )
         // A list that holds several choices at once (`<select multiple>`), checked on submit.
         .route(
             "/multiple",

@@ -166,6 +166,19 @@ async fn writes_are_never_replayed_on_a_site_not_declared_resettable() {
     assert_no_chromium_left(&prefix);
 }
 
+/// A tab of a fresh context of `pool`, at `url`, with `seed`.
+async fn open_tab(pool: &BrowserPool, url: &str, seed: u64) -> forager_node::browser::Tab {
+    use forager_node::browser::{NetworkLog, OriginGuard, Tab, Timeouts};
+    let (browser, _) = pool.browser().await.expect("Chromium starts");
+    let guard = Arc::new(OriginGuard::new([url]));
+    let network = Arc::new(std::sync::Mutex::new(NetworkLog::default()));
+    let tab = Tab::open(browser, guard, network, seed, None, Timeouts::default())
+        .await
+        .expect("a tab");
+    tab.navigate(url).await.expect("loads");
+    tab
+}
+
 /// Opens `url` in a fresh context of `pool` with `seed`, waits for the element `#id` to appear,
 /// and returns its text and the page's fingerprint then.
 async fn reading(
@@ -174,14 +187,7 @@ async fn reading(
     seed: u64,
     ids: &[&str],
 ) -> (Vec<String>, Fingerprint) {
-    use forager_node::browser::{NetworkLog, OriginGuard, Tab, Timeouts};
-    let (browser, _) = pool.browser().await.expect("Chromium starts");
-    let guard = Arc::new(OriginGuard::new([url]));
-    let network = Arc::new(std::sync::Mutex::new(NetworkLog::default()));
-    let mut tab = Tab::open(browser, guard, network, seed, None, Timeouts::default())
-        .await
-        .expect("a tab");
-    tab.navigate(url).await.expect("loads");
+    let mut tab = open_tab(pool, url, seed).await;
     let script = format!(
         "{:?}.map((id) => document.getElementById(id)).every(Boolean)",
         ids
@@ -244,21 +250,13 @@ async fn timers_and_clocks_are_controlled_so_two_loads_agree() {
 /// changing is not a new state.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_pages_text_tells_apart_pages_with_the_same_controls() {
-    use forager_node::browser::{NetworkLog, OriginGuard, Tab, Timeouts};
     let site = sites::serve(sites::dynamic()).await;
     let prefix = unique_prefix("text-states");
     let pool = BrowserPool::new(BrowserOptions {
         profile_prefix: prefix.clone(),
         ..BrowserOptions::default()
     });
-    let url = site.url("/read-to-top");
-    let (browser, _) = pool.browser().await.expect("Chromium starts");
-    let guard = Arc::new(OriginGuard::new([url.as_str()]));
-    let network = Arc::new(std::sync::Mutex::new(NetworkLog::default()));
-    let mut tab = Tab::open(browser, guard, network, 1, None, Timeouts::default())
-        .await
-        .expect("a tab");
-    tab.navigate(&url).await.expect("loads");
+    let mut tab = open_tab(&pool, &site.url("/read-to-top"), 1).await;
     // A second control, so the page's application (the box) is told from what sits beside it.
     tab.evaluate(
         "(() => { const b = document.createElement('button'); b.textContent = 'Cancel'; \
@@ -487,6 +485,56 @@ async fn a_generated_state_is_restored_alike_by_replay_and_by_walking_a_live_tab
     for env in [&mut live, &mut replayed_env, &mut other] {
         env.close().await;
     }
+    pool.shutdown().await;
+    assert_no_chromium_left(&prefix);
+}
+
+/// A slider with no ARIA is moved by the keyboard to a value, read back from the number that
+/// moves with it (in the slider's own steps); a value it cannot take is a named failure, and
+/// two moves to one value are one state.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_slider_is_moved_to_a_value_by_the_number_that_moves_with_it() {
+    use forager_protocol::{Locator, Target};
+    let site = sites::serve(sites::dynamic()).await;
+    let prefix = unique_prefix("slider");
+    let pool = BrowserPool::new(BrowserOptions {
+        profile_prefix: prefix.clone(),
+        ..BrowserOptions::default()
+    });
+    let mut tab = open_tab(&pool, &site.url("/sliders"), 1).await;
+    let handle = |id: &str| Target {
+        locators: vec![Locator::Css(format!("#{id} > .slider-handle"))],
+        role: "slider".into(),
+        name: "slider handle".into(),
+    };
+    let shown = |id: &str| format!("document.getElementById('{id}-val').textContent");
+    let (a, b) = (handle("a"), handle("b"));
+
+    tab.slide(&a, "a", "-3").await.expect("-3 is in a's range");
+    let first = tab.observation().await.expect("observes").fingerprint;
+    assert_eq!(tab.evaluate(shown("a"), false).await.expect("reads"), "-3");
+    tab.slide(&b, "b", "35")
+        .await
+        .expect("35 is one of b's steps");
+    assert_eq!(tab.evaluate(shown("b"), false).await.expect("reads"), "35");
+    let both = tab.observation().await.expect("observes").fingerprint;
+    assert_ne!(first, both, "where a slider stands is part of the state");
+    tab.slide(&b, "b", "35").await.expect("again");
+    let again = tab.observation().await.expect("observes").fingerprint;
+    assert_eq!(both, again, "moved to where it stood, it is the same state");
+
+    // Past its end, between its steps, not a number: named failures, never a hang.
+    for (target, value) in [(&a, "41"), (&b, "33")] {
+        match tab.slide(target, "slider", value).await {
+            Err(EnvError::TargetHidden(why)) => assert!(why.contains("stops at"), "{why}"),
+            other => panic!("{value}: {other:?}"),
+        }
+    }
+    assert!(matches!(
+        tab.slide(&a, "a", "half way").await,
+        Err(EnvError::Other(_))
+    ));
+    tab.close().await;
     pool.shutdown().await;
     assert_no_chromium_left(&prefix);
 }

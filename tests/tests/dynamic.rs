@@ -64,6 +64,21 @@ fn passed(run: &Run) -> &RunResult {
     run.passed()
 }
 
+/// The run's compiled workflow replays, without search, in `steps` steps.
+async fn replays(run: &Run, test: &str, steps: usize) {
+    let workflow = run.out.join("workflow.json");
+    let replay = forager_tests::forager(test, &["replay", &workflow.to_string_lossy()]).await;
+    let replayed = replay.result.as_ref().expect("a replay result");
+    assert_eq!(
+        replay.code,
+        Some(0),
+        "{:?} {}",
+        replayed.error,
+        replay.stderr
+    );
+    assert_eq!(replayed.steps.len(), steps);
+}
+
 fn labels(result: &RunResult) -> Vec<&str> {
     result.steps.iter().map(|s| s.label.as_str()).collect()
 }
@@ -350,6 +365,24 @@ async fn a_popup_that_takes_a_field_away_is_dismissed_and_the_field_typed_into()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sliders_are_moved_with_the_keyboard_to_the_goals_numbers() {
+    // Handles with no ARIA: which number moves with each, and by how much a key moves it, is
+    // learnt by pressing; both sliders are one action, and the workflow moves them again.
+    let site = sites::serve(sites::dynamic()).await;
+    let goal = "Set the sliders to the combination [-3,35] and submit.";
+    let run = run(&site, "dyn-sliders", "/sliders", goal, "40").await;
+    let result = passed(&run);
+    assert_eq!(
+        labels(result),
+        [
+            "slide \"slider handle\" to -3, \"slider handle\" to 35",
+            "click \"Submit\""
+        ]
+    );
+    replays(&run, "dyn-sliders-replay", result.steps.len()).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_list_that_holds_several_choices() {
     let site = sites::serve(sites::dynamic()).await;
     let goal = "Select Fayette, Claudie from the scroll list and click Submit.";
@@ -373,21 +406,7 @@ async fn an_agreement_that_opens_its_form_once_scrolled_to_the_end() {
     );
     assert!(steps.iter().any(|s| s.contains("\"Ada\"")), "{steps:?}");
     // The compiled workflow scrolls again without search.
-    let workflow = run.out.join("workflow.json");
-    let replay = forager_tests::forager(
-        "dyn-agreement-replay",
-        &["replay", &workflow.to_string_lossy()],
-    )
-    .await;
-    let replayed = replay.result.as_ref().expect("a replay result");
-    assert_eq!(
-        replay.code,
-        Some(0),
-        "{:?} {}",
-        replayed.error,
-        replay.stderr
-    );
-    assert_eq!(replayed.steps.len(), result.steps.len());
+    replays(&run, "dyn-agreement-replay", result.steps.len()).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -896,10 +896,12 @@ impl ChromiumEnv {
             // its state, so that state can still be restored from it. If one ran, the change
             // is in the page's script (a button that must be pressed first): a hidden change.
             // Typing a value a field already holds is never a hidden change, whatever the
-            // page's input handlers did (an autocomplete redraws the same suggestions).
+            // page's input handlers did (an autocomplete redraws the same suggestions); nor is
+            // moving a slider to where it stood (its keys ran handlers on the way there and
+            // back; where it stands is in the fingerprint).
             let typed_only = matches!(
                 action,
-                Action::Fill { enter: false, .. } | Action::Select { .. }
+                Action::Fill { enter: false, .. } | Action::Select { .. } | Action::Slide { .. }
             );
             let handled_after = live.tab.handled().await.unwrap_or(handled_before);
             if handled_after == handled_before || typed_only {

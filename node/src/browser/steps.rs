@@ -131,6 +131,15 @@ pub(crate) async fn perform(
             heal
         }
         Action::Hover { target } => Heal::of(target, tab.hover(target, &what).await?),
+        Action::Slide { moves } => {
+            let mut heal = None;
+            for m in moves {
+                let what = format!("slider {:?}", m.target.name);
+                let index = tab.slide(&m.target, &what, &m.value).await?;
+                heal = Heal::deeper(heal, Heal::of(&m.target, index));
+            }
+            heal
+        }
         Action::Press { key } => {
             tab.press(key).await?;
             None

@@ -62,6 +62,11 @@ const STORAGE_MARKER: &str = "forager.capsule.mounted";
 const HOVER_AIMS: usize = 8;
 const HOVER_FRAME: Duration = Duration::from_millis(16);
 
+/// A slide's bounds: rounds of arrow presses checked against the number that moves, and the
+/// presses in all (a slider of 1000 steps is walked; a finer one is no keyboard's).
+const SLIDE_ROUNDS: usize = 4;
+const MAX_SLIDE_KEYS: u32 = 1000;
+
 /// A capsule's cookie as CDP sets it: a host-only cookie by URL (a `domain` would widen it to
 /// subdomains), a domain cookie by domain.
 fn cookie_param(cookie: &SessionCookie) -> CookieParam {
@@ -201,6 +206,16 @@ struct ActResult {
     /// Listed elements that hold a typed text (see [`Tab::fill_choosing`]).
     #[serde(default)]
     suggestions: Vec<Suggestion>,
+    /// The numbers a slider's move may show (see [`Tab::slide`]).
+    #[serde(default)]
+    readings: Vec<Reading>,
+}
+
+/// A number on the page, where it stands (`@value`, `@aria` or a CSS path).
+#[derive(Debug, Deserialize)]
+struct Reading {
+    path: String,
+    number: f64,
 }
 
 /// A listed element holding a typed text: a suggestion, when typing brought it up.
@@ -857,6 +872,106 @@ impl Tab {
         })
     }
 
+    /// Moves a slider to `value` as a person does with the keyboard: its handle focused,
+    /// `Home`, one `ArrowRight` to learn which number on the page moves with it (its own
+    /// value, or a readout beside it) and by how much a key moves it, then as many arrow
+    /// presses as the rest of the way takes, checked and corrected a few rounds at most.
+    /// Fails where no number moves with it, or where it stops short of the value (outside
+    /// its range, or between its steps).
+    pub async fn slide(
+        &self,
+        target: &Target,
+        what: &str,
+        value: &str,
+    ) -> Result<LocatorIndex, EnvError> {
+        let goal: f64 = value
+            .trim()
+            .replace('\u{2212}', "-")
+            .parse()
+            .map_err(|_| EnvError::Other(format!("{what}: {value:?} is not a number")))?;
+        let focus = self.act_script("slider", target, "focus").await?;
+        if focus.status == "unfocusable" {
+            return Err(EnvError::TargetHidden(format!("{what} cannot take focus")));
+        }
+        if let Some(error) = Tab::target_error(&focus, what) {
+            return Err(error);
+        }
+        let index = focus.locator.unwrap_or(0).max(0) as usize;
+        self.press("Home").await?;
+        let start = self.slider_readings(target, what).await?;
+        // Which number moves, and by how much per key: right (up), or where the slider was
+        // at its end already and takes no Home, left.
+        let mut probe = None;
+        for key in ["ArrowRight", "ArrowLeft"] {
+            self.press(key).await?;
+            let moved = self.slider_readings(target, what).await?;
+            probe = moved.iter().find_map(|after| {
+                let before = start.iter().find(|b| b.path == after.path)?;
+                let delta = after.number - before.number;
+                (delta != 0.0).then(|| (after.path.clone(), after.number, delta, key))
+            });
+            if probe.is_some() {
+                break;
+            }
+        }
+        let Some((readout, mut now, delta, key)) = probe else {
+            return Err(EnvError::TargetHidden(format!(
+                "{what}: no number on the page moves with it"
+            )));
+        };
+        // The value per ArrowRight.
+        let step = if key == "ArrowRight" { delta } else { -delta };
+        let mut pressed = 0;
+        for _ in 0..SLIDE_ROUNDS {
+            let keys = ((goal - now) / step).round();
+            if keys == 0.0 {
+                break;
+            }
+            let key = if keys > 0.0 {
+                "ArrowRight"
+            } else {
+                "ArrowLeft"
+            };
+            let count = (keys.abs() as u32).min(MAX_SLIDE_KEYS.saturating_sub(pressed));
+            if count == 0 {
+                break;
+            }
+            for _ in 0..count {
+                self.press(key).await?;
+            }
+            pressed += count;
+            let before = now;
+            now = self
+                .slider_readings(target, what)
+                .await?
+                .into_iter()
+                .find(|r| r.path == readout)
+                .map(|r| r.number)
+                .ok_or_else(|| {
+                    EnvError::TargetHidden(format!("{what}: the number that moved with it is gone"))
+                })?;
+            if now == before {
+                break; // at an end of its range
+            }
+        }
+        if (now - goal).abs() > 1e-9 {
+            return Err(EnvError::TargetHidden(format!(
+                "{what} stops at {now}, not at {value}"
+            )));
+        }
+        Ok(index)
+    }
+
+    /// The numbers a slider's move may show, after a frame for the page to show them.
+    async fn slider_readings(&self, target: &Target, what: &str) -> Result<Vec<Reading>, EnvError> {
+        tokio::time::sleep(HOVER_FRAME).await;
+        let result = self.act_script("slider", target, "read").await?;
+        if let Some(error) = Tab::target_error(&result, what) {
+            return Err(error);
+        }
+        Ok(result.readings)
+    }
+
     /// Chooses an option (by value or label) in a select.
     pub async fn select(
         &self,
@@ -1251,6 +1366,8 @@ fn key_info(key: &str) -> Option<(&'static str, &'static str, i64, Option<&'stat
         "arrowright" => ("ArrowRight", "ArrowRight", 39, None),
         "pagedown" => ("PageDown", "PageDown", 34, None),
         "pageup" => ("PageUp", "PageUp", 33, None),
+        "home" => ("Home", "Home", 36, None),
+        "end" => ("End", "End", 35, None),
         _ => return None,
     })
 }

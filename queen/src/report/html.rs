@@ -160,6 +160,13 @@ pub(super) fn narration(step: &ResultStep) -> Markup {
                 "Clicked “" (clip(&target.name, 80)) "” " (times) " times"
             }
             Action::Hover { target } => { "Pointed at “" (clip(&target.name, 80)) "”" }
+            Action::Slide { moves } => {
+                "Slid "
+                @for (i, m) in moves.iter().enumerate() {
+                    @if i > 0 { ", " }
+                    "“" (clip(&m.target.name, 60)) "” to " (m.value)
+                }
+            }
             Action::Press { key } => { "Pressed " (key) }
             Action::Navigate { url } => { "Went to " (url) }
             Action::Back => { "Went back" }

@@ -203,6 +203,41 @@ switch (OP) {
       .filter((s) => !seen.has(s.path));
     return { status: "ok", locator: used, suggestions: fresh.slice(0, 50) };
   }
+  case "slider": {
+    // ARG "focus": focus the slider (its handle), then read; "read": read. The numbers a
+    // person could watch move with it: its own (`aria-valuenow`, a range input's value) and
+    // every visible number on the page standing alone (a widget's readout beside it, a
+    // number field kept in step with it), by CSS path. Which of them moves is learnt by
+    // pressing a key (tab.rs `slide`).
+    if (ARG === "focus") {
+      el.scrollIntoView({ block: "center", inline: "center", behavior: "instant" });
+      el.focus();
+      if (document.activeElement !== el) return { status: "unfocusable", locator: used };
+    }
+    const NUMBER = /^[-+\u2212]?\d+(?:\.\d+)?$/;
+    const number = (text) => {
+      const t = String(text || "").trim();
+      return NUMBER.test(t) ? Number(t.replace("\u2212", "-")) : null;
+    };
+    const readings = [];
+    const own = el.tagName === "INPUT" ? number(el.value) : null;
+    if (own !== null) readings.push({ path: "@value", number: own });
+    const aria = number(el.getAttribute("aria-valuenow"));
+    if (aria !== null) readings.push({ path: "@aria", number: aria });
+    let looked = 0;
+    for (const n of document.body.querySelectorAll("*")) {
+      if (readings.length >= 200 || ++looked > 5000) break;
+      if (n === el) continue;
+      let found = null;
+      if (n.tagName === "INPUT" && ["number", "text", ""].includes((n.getAttribute("type") || "").toLowerCase())) {
+        found = number(n.value);
+      } else if (n.childElementCount === 0 && !["SCRIPT", "STYLE", "TEMPLATE"].includes(n.tagName)) {
+        found = number(n.textContent);
+      }
+      if (found !== null && visible(n)) readings.push({ path: cssPath(n), number: found });
+    }
+    return { status: "ok", locator: used, readings };
+  }
   default:
     return { status: "bad_op" };
 }

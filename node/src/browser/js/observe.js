@@ -97,6 +97,9 @@
       if (seen.has(el) || el === document.body || el === document.documentElement) continue;
       if (el.parentElement && el.parentElement.closest(INTERACTIVE)) continue;
       if (el.matches(INTERACTIVE)) continue;
+      // A slider's track: a click there jumps the handle to wherever it lands; the slide
+      // action moves it to a value.
+      if (el.querySelector("[role=slider], " + SLIDER_HANDLES)) continue;
       const listens = el.hasAttribute(LISTENS);
       let inner = null; // the controls inside, read once and only when needed
       if (!listens) {

@@ -62,6 +62,10 @@ const looseLabel = (el) => {
   return "";
 };
 
+// A slider widget's handle that says nothing of its role (jQuery UI's `.ui-slider-handle`, a
+// "slider-thumb"): the keyboard moves it as it moves a `role=slider`.
+const SLIDER_HANDLES = "[class*=slider-handle][tabindex], [class*=slider-thumb][tabindex]";
+
 const implicitRole = (el) => {
   const tag = el.tagName.toLowerCase();
   const type = (el.getAttribute("type") || "").toLowerCase();
@@ -81,7 +85,7 @@ const implicitRole = (el) => {
       return "textbox";
     case "h1": case "h2": case "h3": case "h4": case "h5": case "h6": return "heading";
     case "img": return el.getAttribute("alt") ? "img" : "";
-    default: return "";
+    default: return el.matches(SLIDER_HANDLES) ? "slider" : "";
   }
 };
 
@@ -239,7 +243,8 @@ const formOf = (el) => {
 
 const INTERACTIVE = "a[href], button, input:not([type=hidden]), select, textarea, summary, " +
   "[role=button], [role=link], [role=menuitem], [role=tab], [role=checkbox], [role=radio], " +
-  "[role=option], [role=switch], [role=textbox], [role=combobox], [onclick], [contenteditable=true]";
+  "[role=option], [role=switch], [role=textbox], [role=combobox], [onclick], [contenteditable=true], " +
+  "[role=slider], " + SLIDER_HANDLES;
 
 
 // Stable neighbours for relative locators: headings, labels, legends, table headers, terms.
@@ -296,6 +301,9 @@ const heldValue = (el) => {
     value = el.value;
   } else if (el.isContentEditable) {
     value = el.textContent || "";
+  } else if (roleOf(el) === "slider") {
+    // Where it stands: its value, or failing that its handle's place on the track.
+    value = el.getAttribute("aria-valuenow") || el.style.left || el.style.bottom || el.style.transform || "";
   }
   if (!value) return "";
   let hash = 0x811c9dc5;
