@@ -28,6 +28,7 @@ pub mod embed;
 pub mod environment;
 pub mod goal;
 pub mod index;
+pub mod item_controls;
 pub mod memory;
 pub mod metrics;
 pub mod model;

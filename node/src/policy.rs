@@ -1323,6 +1323,17 @@ impl<E: Embedder> Policy for DefaultPolicy<E> {
         // Every value the goal gives is held by a field: sending the form is what is left.
         let values_held = progress.values == Some(1.0);
 
+        // The "+" and "-" of the dishes the goal names: controls told apart by their items.
+        let clickable: Vec<bool> = observation
+            .elements
+            .iter()
+            .map(|e| !e.disabled && is_clickable(e))
+            .collect();
+        let item_shares =
+            crate::item_controls::item_shares(&observation.elements, &task.goal, &clickable);
+        let goal_count = crate::item_controls::goal_count(&task.goal)
+            .filter(|n| *n <= forager_protocol::workflow::MAX_REPEAT);
+
         // Clicks.
         for (index, element) in observation.elements.iter().enumerate() {
             if element.disabled || !is_clickable(element) {
@@ -1368,6 +1379,7 @@ impl<E: Embedder> Policy for DefaultPolicy<E> {
                 } else {
                     0.0
                 };
+            let affinity = affinity.max(ITEM_AFFINITY * item_shares[index]);
             // "Odd" or "Even" beside a number: the one that fits it first.
             let affinity = match crate::arithmetic::parity_fits(&element.name, &element.record) {
                 Some(true) => affinity + PARITY_LIFT,
@@ -1410,6 +1422,26 @@ impl<E: Embedder> Policy for DefaultPolicy<E> {
                 click_candidate(element, risk, target, twins),
                 affinity + lift,
             ));
+            // "Order 4 items that are vegan": one dish's "+" pressed four times.
+            if let Some(times) = goal_count.filter(|_| item_shares[index] >= 1.0) {
+                scored.push((
+                    Candidate {
+                        action: Action::Repeat {
+                            target: target_of(element),
+                            times,
+                        },
+                        prior: 0.0,
+                        risk,
+                        key: action_key(&format!(
+                            "repeat {} {} in {} {times}",
+                            element.role, element.name, element.record
+                        )),
+                        target: None,
+                    },
+                    affinity,
+                ));
+                lifts.push(0.0);
+            }
             // A menu item with a submenu: pointing at it opens what clicking would choose past.
             if element.popup {
                 hovers.push((hover_candidate(element), affinity));
@@ -1748,12 +1780,76 @@ impl<E: Embedder> Policy for DefaultPolicy<E> {
             }
         }
 
+        // The same control ("+") in each item the goal names, pressed once in each, in one
+        // action: one at a time the presses commute, and the search spends its budget on their
+        // orders and on undoing them. Where the goal counts ("Order 2 items that are vegan"),
+        // only as many items as it counts.
+        let mut item_checks = Vec::new();
+        let mut by_name: Vec<(&str, &str, Vec<&Element>)> = Vec::new();
+        for (element, share) in observation.elements.iter().zip(&item_shares) {
+            if *share < 1.0 {
+                continue;
+            }
+            match by_name
+                .iter_mut()
+                .find(|(role, name, _)| *role == element.role && *name == element.name)
+            {
+                Some((_, _, members)) => members.push(element),
+                None => by_name.push((&element.role, &element.name, vec![element])),
+            }
+        }
+        for (_, _, mut members) in by_name {
+            if let Some(n) = goal_count {
+                members.truncate(n as usize);
+            }
+            if members.len() < 2 || goal_count.is_some_and(|n| members.len() < n as usize) {
+                continue;
+            }
+            let risk = members
+                .iter()
+                .map(|e| {
+                    risk::classify(
+                        ActionShape::Click,
+                        &RiskContext {
+                            accessible_name: &e.name,
+                            role: &e.role,
+                            input_type: &e.input_type,
+                            ..RiskContext::default()
+                        },
+                    )
+                })
+                .max()
+                .unwrap_or(RiskClass::ReadOnly);
+            let key = action_key(&format!(
+                "press {} in {}",
+                members[0].name,
+                members
+                    .iter()
+                    .map(|e| e.record.as_str())
+                    .collect::<Vec<_>>()
+                    .join(" | ")
+            ));
+            item_checks.push((
+                Candidate {
+                    action: Action::Check {
+                        targets: members.iter().map(|e| target_of(e)).collect(),
+                    },
+                    prior: 0.0,
+                    risk,
+                    key,
+                    target: None,
+                },
+                1.5,
+            ));
+        }
+
         let best_action = scored
             .iter()
             .enumerate()
             .map(|(i, (_, a))| a - lifts.get(i).copied().unwrap_or(0.0))
             .fold(0.0, f64::max);
         scored.extend(check);
+        scored.extend(item_checks);
         scored.extend(hovers);
         // After the value hint's best action too: an empty date field says nothing of the
         // page's promise.
@@ -1906,6 +2002,20 @@ impl<E: Embedder> DefaultPolicy<E> {
                 format!("answer result number {}", solved.problem),
             );
         }
+        // A number of things the goal asks for ("the total number of blocks"): the page's
+        // shown elements of that kind, counted.
+        if let Some(kind) = counted_kind(&task.goal) {
+            for value in &observation.values {
+                if value.kind == PageValueKind::Count
+                    && crate::item_controls::stem(&value.label) == kind
+                {
+                    literal(
+                        value.value.clone(),
+                        format!("answer total number count {}", value.label),
+                    );
+                }
+            }
+        }
         let field_names: Vec<SparseVector> = observation
             .elements
             .iter()
@@ -1944,12 +2054,12 @@ impl<E: Embedder> DefaultPolicy<E> {
                 {
                     literal(reading.cased(&value.value), "text shown".into())
                 }
-                PageValueKind::Paragraph => {}
+                PageValueKind::Paragraph | PageValueKind::Count => {}
             }
         }
         for position in reading.positions.iter().filter(|p| p.kind[0] == "word") {
             for value in observation.values.iter().take(40) {
-                if value.kind == PageValueKind::Pair {
+                if matches!(value.kind, PageValueKind::Pair | PageValueKind::Count) {
                     continue;
                 }
                 let words = words_of(&value.value);
@@ -2253,6 +2363,13 @@ fn hover_candidate(element: &Element) -> Candidate<Action> {
 /// The affinity at least of an element that carries a name or a quoted text of the goal.
 const NAMED_AFFINITY: f64 = 0.8;
 
+/// The affinity at least of a control of an item the goal names by the item's words (the
+/// "+" of a dish it orders: [`crate::item_controls`]), and of pressing it as often as the goal
+/// counts. Low: above the page's other controls, below a control that carries a goal word
+/// ("Order!"), which sends what the items hold once they hold it. Pressing each named item's
+/// control at once ranks first (as `check` does).
+const ITEM_AFFINITY: f64 = 0.2;
+
 /// Whether the element's name or text holds one of the goal's quoted texts or capitalised
 /// names as whole words (case-insensitive).
 fn names_goal_word(element: &Element, reading: &GoalReading) -> bool {
@@ -2378,6 +2495,16 @@ fn record_names_goal_word(
         mentions(&element.record, &record, &q.text)
             && !mentions(&element.name, &name, &q.text)
             && !mentions(&element.text, &text, &q.text)
+    })
+}
+
+/// The kind of thing the goal asks the number of: the word after "number of" or "how many"
+/// ("Type the total number of blocks" → "block"), as [`crate::item_controls::stem`] has it.
+fn counted_kind(goal: &str) -> Option<String> {
+    let words: Vec<String> = crate::embed::words(goal).collect();
+    words.windows(3).find_map(|w| {
+        let asks = (w[0] == "number" && w[1] == "of") || (w[0] == "how" && w[1] == "many");
+        asks.then(|| crate::item_controls::stem(&w[2]))
     })
 }
 
@@ -3429,6 +3556,95 @@ mod tests {
     }
 
     #[test]
+    fn the_steppers_of_the_dishes_the_goal_names_come_first() {
+        let dishes = [
+            "Caesar Salad vegan gluten-free",
+            "Chicken wings meat",
+            "Grilled Pork Tenderloin meat gluten-free",
+            "Spaghetti and Meatballs meat",
+            "Ice cream sundae dairy peanuts gluten-free",
+            "Coconut mango tart vegan",
+        ];
+        let mut elements = Vec::new();
+        for (n, dish) in dishes.iter().enumerate() {
+            for control in ["-", "+"] {
+                let mut e = element("clickable", control);
+                e.tag = "span".into();
+                e.locators = vec![Locator::Css(format!("#dish{n} .{control}"))];
+                e.record = format!("{dish} - +");
+                elements.push(e);
+            }
+        }
+        let mut order = element("button", "Order!");
+        order.tag = "button".into();
+        elements.push(order);
+        let menu = page(elements);
+        let priors = |goal: &str| {
+            let proposals = DefaultPolicy::default().propose(&menu, &task(goal, &[]));
+            menu.elements
+                .iter()
+                .map(|e| {
+                    let target = target_of(e);
+                    let click = proposals
+                        .candidates
+                        .iter()
+                        .find(|c| matches!(&c.action, Action::Click { target: t } if *t == target))
+                        .map(|c| c.prior)
+                        .expect("a click on every control");
+                    let repeat = proposals
+                        .candidates
+                        .iter()
+                        .find(|c| matches!(&c.action, Action::Repeat { target: t, .. } if *t == target))
+                        .map(|c| (c.prior, c.action.label()));
+                    (click, repeat)
+                })
+                .collect::<Vec<_>>()
+        };
+        let one_of_each = "Order one of each item: Grilled Pork Tenderloin, Ice cream sundae";
+        let named = priors(one_of_each);
+        let (pork, sundae, wings) = (&named[4..6], &named[8..10], &named[2..4]);
+        for (lifted, (click, repeat)) in pork.iter().chain(sundae).enumerate() {
+            assert!(*click > wings[lifted % 2].0 * 2.0, "{named:?}");
+            assert!(repeat.is_none(), "one of each: no count to repeat");
+        }
+        // Each named dish's "+" (and, for the search to rule out, each one's "-") in one action.
+        let presses = |goal: &str| -> Vec<Vec<Target>> {
+            DefaultPolicy::default()
+                .propose(&menu, &task(goal, &[]))
+                .candidates
+                .into_iter()
+                .filter_map(|c| match c.action {
+                    Action::Check { targets } => Some(targets),
+                    _ => None,
+                })
+                .collect()
+        };
+        let plus = |dish: usize| target_of(&menu.elements[dish * 2 + 1]);
+        assert!(presses(one_of_each).contains(&vec![plus(2), plus(4)]));
+        // Two of the two vegan dishes, not of some other.
+        assert_eq!(
+            presses("Order 2 items that are vegan")
+                .into_iter()
+                .filter(|t| t[0].name == "+")
+                .collect::<Vec<_>>(),
+            vec![vec![plus(0), plus(5)]]
+        );
+        let vegan = priors("Order 4 items that are vegan");
+        for (n, (click, repeat)) in vegan.iter().take(12).enumerate() {
+            let dish = dishes[n / 2];
+            if dish.contains("vegan") {
+                assert!(*click > vegan[2].0 * 2.0, "{vegan:?}");
+                let (_, label) = repeat
+                    .as_ref()
+                    .expect("a vegan dish's control pressed 4 times");
+                assert!(label.ends_with("4 times"), "{label}");
+            } else {
+                assert!(repeat.is_none());
+            }
+        }
+    }
+
+    #[test]
     fn the_likes_of_all_her_posts_are_pressed_in_one_action() {
         let post = |n: usize, author: &str, control: &str, pressed: bool| {
             let mut e = element("clickable", control);
@@ -3716,6 +3932,32 @@ mod tests {
         quiz.text_excerpt = "Solve the math problem. 7 x 6 = Submit".into();
         let labels = form_fills(&quiz, "Solve the math problem and type your answer.");
         assert!(labels.iter().any(|l| l.contains("\"42\"")), "{labels:?}");
+    }
+
+    #[test]
+    fn the_number_of_things_the_goal_asks_for_is_counted_on_the_page() {
+        let count = |label: &str, value: &str| PageValue {
+            label: label.into(),
+            value: value.into(),
+            kind: PageValueKind::Count,
+        };
+        let mut blocks = page(vec![one_field_form("math")]);
+        blocks.values = vec![
+            count("visual", "2"),
+            count("addition", "8"),
+            count("block", "8"),
+        ];
+        let goal = "Type the total number of blocks into the textbox and press Submit.";
+        let labels = form_fills(&blocks, goal);
+        assert!(labels.iter().any(|l| l.contains("\"8\"")), "{labels:?}");
+        assert!(!labels.iter().any(|l| l.contains("\"2\"")), "{labels:?}");
+        // A goal that asks no number of anything types no count.
+        let labels = form_fills(&blocks, "Type your name into the textbox and press Submit.");
+        assert!(!labels.iter().any(|l| l.contains("\"8\"")), "{labels:?}");
+        assert_eq!(
+            counted_kind("How many circles are red?").as_deref(),
+            Some("circle")
+        );
     }
 
     #[test]

@@ -99,6 +99,9 @@ pub enum PageValueKind {
     Field,
     /// A paragraph's text.
     Paragraph,
+    /// How many shown elements carry a word in their class (`label`: the word; `value`: the
+    /// number): what a goal that asks for a number of things counts.
+    Count,
 }
 
 /// A box of text that scrolls (a text area, a scrolling panel of text), which a scroll action

@@ -967,6 +967,25 @@ pub fn canary() -> Router<Arc<Counters>> {
 
 /// A page of the dynamic fixture: a small fixed box as MiniWoB++'s, holding `body`, then the
 /// script.
+/// The dishes of `/dishes`: a name, and the words of its icons.
+const MENU_DISHES: [(&str, &str); 6] = [
+    ("Caesar Salad", "vegan gluten-free"),
+    ("Chicken wings", "meat"),
+    ("Garlic bread", "vegan"),
+    ("Spaghetti and Meatballs", "meat"),
+    ("Cheese wheel", "dairy gluten-free"),
+    ("Chocolate cake", "dairy"),
+];
+
+/// A 12×12 PNG, one colour: `/dishes`'s icons.
+const ICON_PNG: &[u8] = &[
+    0x89, 0x50, 0x4e, 0x47, 0xd, 0xa, 0x1a, 0xa, 0x0, 0x0, 0x0, 0xd, 0x49, 0x48, 0x44, 0x52, 0x0,
+    0x0, 0x0, 0xc, 0x0, 0x0, 0x0, 0xc, 0x8, 0x2, 0x0, 0x0, 0x0, 0xd9, 0x17, 0xcb, 0xb0, 0x0, 0x0,
+    0x0, 0x13, 0x49, 0x44, 0x41, 0x54, 0x78, 0x9c, 0x63, 0x30, 0x58, 0x10, 0x40, 0x10, 0x31, 0x8c,
+    0x2a, 0x1a, 0x8c, 0x8a, 0x0, 0x73, 0xf0, 0xa2, 0x1, 0x18, 0x35, 0x29, 0x69, 0x0, 0x0, 0x0, 0x0,
+    0x49, 0x45, 0x4e, 0x44, 0xae, 0x42, 0x60, 0x82,
+];
+
 fn widget_page(title: &str, body: &str, script: &str) -> Html<String> {
     Html(format!(
         "<!doctype html><html><head><meta charset=utf-8><title>{title}</title><style>\
@@ -1606,6 +1625,110 @@ pub fn dynamic() -> Router<Arc<Counters>> {
                      const b = slider('b', 0, 100, 5);\
                      document.getElementById('go').addEventListener('click', () =>\
                        a() === -3 && b() === 35 ? win() : lose());",
+                )
+            }),
+        )
+        // A menu (MiniWoB++'s order-food): each dish has a "-" and a "+" that only its item
+        // tells apart, and icons whose alt text says what it is ("vegan"), loaded slowly.
+        // Order! checks the quantities against `?want=` (dish indexes, a repeat per portion),
+        // or with `?kind=vegan&count=3`, that as many portions are ordered, all of that kind.
+        .route(
+            "/dishes",
+            get(|Query(q): Query<HashMap<String, String>>| async move {
+                let want = q.get("want").cloned().unwrap_or_default();
+                let kind = q.get("kind").cloned().unwrap_or_default();
+                let count: u32 = q.get("count").and_then(|c| c.parse().ok()).unwrap_or(0);
+                let dishes = MENU_DISHES
+                    .iter()
+                    .map(|(name, kinds)| {
+                        let icons: String = kinds
+                            .split(' ')
+                            .map(|k| format!("<img alt={k} src='/icon/{k}.png' width=12 height=12>"))
+                            .collect();
+                        format!(
+                            "<div class=dish data-kinds='{kinds}'><div class=desc><span class=name>{name}</span> {icons}</div>\
+                             <div class=qty><span class=minus>-</span><span class=count></span><span class=plus>+</span></div></div>"
+                        )
+                    })
+                    .collect::<String>();
+                widget_page(
+                    "Menu",
+                    &format!("<style>.dish {{ display: flex; gap: 4px; }} .qty span {{ padding: 0 3px; cursor: pointer; }}</style>\
+                              <template id=dishes>{dishes}</template><div id=menu></div><button id=go>Order!</button>"),
+                    // Drawn once the page has loaded, as MiniWoB++ draws after START: the
+                    // icons load after the document is complete.
+                    &format!(
+                        "const counts = [];\
+                         window.addEventListener('load', () => setTimeout(() => {{\
+                         document.getElementById('menu').appendChild(document.getElementById('dishes').content.cloneNode(true));\
+                         document.querySelectorAll('.dish').forEach((dish, n) => {{\
+                           counts.push(0);\
+                           const show = () => dish.querySelector('.count').textContent = counts[n] || '';\
+                           dish.querySelector('.plus').addEventListener('click', () => {{ counts[n]++; show(); }});\
+                           dish.querySelector('.minus').addEventListener('click', () => {{ counts[n] = Math.max(0, counts[n] - 1); show(); }});\
+                         }});\
+                         }}, 10));\
+                         document.getElementById('go').addEventListener('click', () => {{\
+                           const dishes = Array.from(document.querySelectorAll('.dish'));\
+                           if ('{kind}') {{\
+                             const total = counts.reduce((a, b) => a + b, 0);\
+                             const all = dishes.every((d, n) => !counts[n] || d.dataset.kinds.split(' ').includes('{kind}'));\
+                             return total === {count} && all ? win() : lose();\
+                           }}\
+                           const want = dishes.map(() => 0);\
+                           '{want}'.split(',').filter(Boolean).forEach((n) => want[Number(n)]++);\
+                           counts.join() === want.join() ? win() : lose();\
+                         }});"
+                    ),
+                )
+            }),
+        )
+        .route(
+            "/icon/{name}",
+            get(|| async {
+                // Slower than a settle's first looks: the page is whole only once it is here.
+                tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+                ([(header::CONTENT_TYPE, "image/png"), (header::CACHE_CONTROL, "no-store")], ICON_PNG)
+            }),
+        )
+        // Blocks to count (MiniWoB++'s visual-addition): two groups of empty, coloured spans,
+        // as many as Math.random draws; the answer is their number.
+        .route(
+            "/blocks",
+            get(|| async {
+                widget_page(
+                    "Blocks",
+                    "<style>.addition-block { display: inline-block; width: 8px; height: 8px; margin: 1px; background: #36c; }</style>\
+                     <div><span id=first></span> + <span id=second></span></div>\
+                     <input id=answer><button id=go>Submit</button>",
+                    "const draw = (id) => {\
+                       const n = 1 + Math.floor(Math.random() * 9);\
+                       document.getElementById(id).innerHTML = '<span class=addition-block></span>'.repeat(n);\
+                       return n;\
+                     };\
+                     const total = draw('first') + draw('second');\
+                     document.getElementById('go').addEventListener('click', () =>\
+                       document.getElementById('answer').value === String(total) ? win() : lose());",
+                )
+            }),
+        )
+        // Two buttons drawn half over each other (MiniWoB++'s click-button-sequence): ONE's
+        // middle is under TWO, its lower edge is not. Both in order win.
+        .route(
+            "/overlap",
+            get(|| async {
+                widget_page(
+                    "Overlap",
+                    "<button id=one style='position:absolute; left:91px; top:75px; width:40px; height:40px'>ONE</button>\
+                     <button id=two style='position:absolute; left:73px; top:60px; width:40px; height:40px'>TWO</button>\
+                     <div id=log></div>",
+                    "let pressed = '';\
+                     document.getElementById('one').addEventListener('click', () => {\
+                       pressed += '1'; document.getElementById('log').textContent = 'pressed ONE';\
+                     });\
+                     document.getElementById('two').addEventListener('click', () => {\
+                       pressed += '2'; pressed === '12' ? win() : lose();\
+                     });",
                 )
             }),
         )

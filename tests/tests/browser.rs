@@ -492,6 +492,40 @@ async fn a_generated_state_is_restored_alike_by_replay_and_by_walking_a_live_tab
 /// A slider with no ARIA is moved by the keyboard to a value, read back from the number that
 /// moves with it (in the slider's own steps); a value it cannot take is a named failure, and
 /// two moves to one value are one state.
+/// Icons a page adds after it has loaded are waited for before the page is looked at: a look
+/// before they are in sees another page than a replay, which has them from the cache at once
+/// (MiniWoB++'s order-food was pruned as nondeterministic). And an item carries what its icons
+/// say.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn images_a_page_adds_are_waited_for_and_their_words_are_their_items() {
+    let site = sites::serve(sites::dynamic()).await;
+    let prefix = unique_prefix("images");
+    let pool = BrowserPool::new(BrowserOptions {
+        profile_prefix: prefix.clone(),
+        ..BrowserOptions::default()
+    });
+    let mut tab = open_tab(&pool, &site.url("/dishes"), 1).await;
+    tab.settle().await.expect("settles");
+    let observation = tab.observation().await.expect("observes");
+    let icons = observation
+        .snapshot
+        .iter()
+        .filter(|line| line.starts_with("img "))
+        .count();
+    assert_eq!(icons, 8, "every icon is in: {:#?}", observation.snapshot);
+    let pluses: Vec<&str> = observation
+        .elements
+        .iter()
+        .filter(|e| e.name == "+")
+        .map(|e| e.record.as_str())
+        .collect();
+    assert_eq!(pluses.len(), 6, "{pluses:?}");
+    assert!(pluses[0].starts_with("Caesar Salad") && pluses[0].contains("vegan gluten-free"));
+    tab.close().await;
+    pool.shutdown().await;
+    assert_no_chromium_left(&prefix);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_slider_is_moved_to_a_value_by_the_number_that_moves_with_it() {
     use forager_protocol::{Locator, Target};

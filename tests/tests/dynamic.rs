@@ -383,6 +383,56 @@ async fn sliders_are_moved_with_the_keyboard_to_the_goals_numbers() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_steppers_of_the_dishes_the_goal_names_are_pressed_in_their_items() {
+    // Every dish has a "-" and a "+": only its item tells them apart. The dishes the goal
+    // names get theirs pressed together, then Order!; the workflow presses the same ones.
+    let site = sites::serve(sites::dynamic()).await;
+    let goal = "Order one of each item: Garlic bread, Cheese wheel";
+    let run_named = run(&site, "dyn-dishes", "/dishes?want=2,4", goal, "40").await;
+    let result = passed(&run_named);
+    assert_eq!(labels(result), ["check \"+\", \"+\"", "click \"Order!\""]);
+    replays(&run_named, "dyn-dishes-replay", result.steps.len()).await;
+    // By the words of the dishes' icons, as many portions as the goal counts: more than
+    // there are vegan dishes, so one dish's "+" is pressed three times.
+    let goal = "Order 3 items that are vegan";
+    let run_counted = run(
+        &site,
+        "dyn-dishes-counted",
+        "/dishes?kind=vegan&count=3",
+        goal,
+        "40",
+    )
+    .await;
+    let steps = labels(passed(&run_counted));
+    assert!(
+        steps.contains(&"click \"+\" 3 times") && steps.len() <= 3,
+        "{steps:?}"
+    );
+    assert_eq!(steps.last(), Some(&"click \"Order!\""));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_number_the_goal_asks_for_is_counted_on_the_page() {
+    // Empty spans, drawn by Math.random: their number is typed, then Submit.
+    let site = sites::serve(sites::dynamic()).await;
+    let goal = "Type the total number of blocks into the textbox and press Submit.";
+    let run = run(&site, "dyn-blocks", "/blocks", goal, "20").await;
+    let steps = labels(passed(&run));
+    assert_eq!(steps.len(), 1, "{steps:?}");
+    assert!(steps[0].ends_with("and click \"Submit\""), "{steps:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_button_half_under_another_is_clicked_where_it_shows() {
+    // ONE's middle is under TWO: it is clicked on its edge that shows, not skipped as covered.
+    let site = sites::serve(sites::dynamic()).await;
+    let goal = "Click button ONE, then click button TWO.";
+    let run = run(&site, "dyn-overlap", "/overlap", goal, "20").await;
+    let result = passed(&run);
+    assert_eq!(labels(result), ["click \"ONE\"", "click \"TWO\""]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_list_that_holds_several_choices() {
     let site = sites::serve(sites::dynamic()).await;
     let goal = "Select Fayette, Claudie from the scroll list and click Submit.";

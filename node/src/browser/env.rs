@@ -673,6 +673,22 @@ impl ChromiumEnv {
             }
         }
         let proposals = self.policy.propose(&observation, &self.context);
+        if tracing::enabled!(tracing::Level::TRACE) {
+            let mut ranked: Vec<_> = proposals.candidates.iter().collect();
+            ranked.sort_by(|a, b| b.prior.total_cmp(&a.prior));
+            let top: Vec<String> = ranked
+                .iter()
+                .take(8)
+                .map(|c| format!("{:.3} {}", c.prior, c.action.label()))
+                .collect();
+            tracing::trace!(
+                fingerprint = %observation.fingerprint,
+                value_hint = proposals.value_hint,
+                candidates = proposals.candidates.len(),
+                ?top,
+                "proposed"
+            );
+        }
         for candidate in &proposals.candidates {
             self.risks
                 .entry(candidate.action.clone())

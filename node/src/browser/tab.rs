@@ -230,6 +230,8 @@ struct Suggestion {
 struct SettleState {
     ready: String,
     nodes: u64,
+    #[serde(default)]
+    loading_images: u64,
     new_document: bool,
     url: String,
 }
@@ -1173,7 +1175,7 @@ impl Tab {
                     if let Ok(state) = serde_json::from_value::<SettleState>(value) {
                         new_document |= state.new_document;
                         let stable = last_nodes == Some(state.nodes);
-                        if state.ready == "complete" && stable {
+                        if state.ready == "complete" && stable && state.loading_images == 0 {
                             // A timer the action caused is about to run (an autocomplete's
                             // delay): wait for it, within the settle limit.
                             match self.soon().await {

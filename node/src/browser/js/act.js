@@ -92,12 +92,9 @@ switch (OP) {
     const point = clickPoint(el);
     if (!point) return { status: "hidden", locator: used };
     const { x, y } = point;
-    const top = document.elementFromPoint(x, y);
-    if (top && top !== el && !el.contains(top) && !top.contains(el)) {
-      const label = top.closest("label");
-      if (!(label && (label.control === el || label.contains(el)))) {
-        return { status: "covered", locator: used, covered_by: clip(top.tagName + " " + (top.id ? "#" + top.id : "") + " " + textOf(top), 80) };
-      }
+    if (!lands(el, point)) {
+      const top = document.elementFromPoint(x, y);
+      return { status: "covered", locator: used, covered_by: clip(top.tagName + " " + (top.id ? "#" + top.id : "") + " " + textOf(top), 80) };
     }
     return { status: "ok", locator: used, x, y };
   }

@@ -149,6 +149,12 @@ const nearbyOf = (el) => {
   return "";
 };
 
+// What an item says: its text, then what its pictures say (a dish's "vegan" icon).
+const itemText = (node) => {
+  const alts = Array.from(node.querySelectorAll("img[alt]"), (img) => img.getAttribute("alt").trim());
+  return clip([node.innerText || "", ...alts.filter(Boolean)].join(" "), 160);
+};
+
 // The text of the repeated item an element sits in: the nearest ancestor (a few levels up)
 // that has a sibling of the same tag and class, as list rows, posts, cards and table rows do.
 // "" when there is none; an item that says nothing more than the element is passed over.
@@ -163,7 +169,7 @@ const recordOf = (el) => {
       );
       if (alike.length > 0) {
         // A cell that holds only the control is no item yet: its row is.
-        const text = clip(node.innerText || "", 160);
+        const text = itemText(node);
         if (text && text !== textOf(el)) return text;
       }
     }
@@ -331,24 +337,40 @@ const shownRect = (el) => {
   return right - left >= 1 && bottom - top >= 1 ? { left, top, right, bottom } : null;
 };
 
+// Whether a click at `point` lands on `el`: it is the topmost element there, or inside it, or
+// a label of it.
+const lands = (el, point) => {
+  const top = document.elementFromPoint(point.x, point.y);
+  if (!top || top === el || el.contains(top) || top.contains(el)) return true;
+  const label = top.closest("label");
+  return !!(label && (label.control === el || label.contains(el)));
+};
+
+// Points of a box, as fractions of its width and height, tried when its middle is covered:
+// the middles of its edges (inset), then its corners.
+const EDGE_POINTS = [[0.5, 0.15], [0.5, 0.85], [0.15, 0.5], [0.85, 0.5], [0.15, 0.15], [0.85, 0.15], [0.15, 0.85], [0.85, 0.85]];
+
 // Where to click an element: the middle of its shown part (at most 40 px in, so a wide row is
-// clicked near its label).
+// clicked near its label); where another element covers that (a button half under another),
+// the first point of its shown part where it is on top.
 const clickPoint = (el) => {
   const r = shownRect(el);
   if (!r) return null;
-  return { x: r.left + Math.min((r.right - r.left) / 2, 40), y: (r.top + r.bottom) / 2 };
+  const middle = { x: r.left + Math.min((r.right - r.left) / 2, 40), y: (r.top + r.bottom) / 2 };
+  if (lands(el, middle)) return middle;
+  for (const [fx, fy] of EDGE_POINTS) {
+    const point = { x: r.left + (r.right - r.left) * fx, y: r.top + (r.bottom - r.top) * fy };
+    if (lands(el, point)) return point;
+  }
+  return middle;
 };
 
-// Whether another element sits on top of this one where it would be clicked (an overlay, a
+// Whether another element sits on top of this one wherever it would be clicked (an overlay, a
 // modal): a click there would land on that element instead. An element scrolled out of sight
 // is not covered: clicking scrolls it into view first.
 const covered = (el) => {
   const point = clickPoint(el);
-  if (!point) return false;
-  const top = document.elementFromPoint(point.x, point.y);
-  if (!top || top === el || el.contains(top) || top.contains(el)) return false;
-  const label = top.closest("label");
-  return !(label && (label.control === el || label.contains(el)));
+  return !!point && !lands(el, point);
 };
 
 // Words of an element's classes, a name of last resort for icons and shapes that have no text
