@@ -174,24 +174,7 @@ mod tests {
     use super::*;
 
     fn control(name: &str, record: &str) -> Element {
-        Element {
-            role: "clickable".into(),
-            name: name.into(),
-            text: name.into(),
-            nearby_text: String::new(),
-            record: record.into(),
-            tag: "span".into(),
-            input_type: String::new(),
-            href: None,
-            locators: vec![],
-            form: None,
-            required: false,
-            disabled: false,
-            options: vec![],
-            checked: false,
-            popup: false,
-            readonly: false,
-        }
+        crate::testing::control("clickable", name, record)
     }
 
     fn menu() -> Vec<Element> {

@@ -39,3 +39,31 @@ pub mod superlative;
 pub mod worker;
 
 pub use environment::{Candidate, EnvError, Environment, StateInfo, Step};
+
+/// What the unit tests of several modules build pages from.
+#[cfg(test)]
+pub(crate) mod testing {
+    use forager_protocol::observation::Element;
+
+    /// A control with a role, a name (its text too) and the item it sits in.
+    pub fn control(role: &str, name: &str, record: &str) -> Element {
+        Element {
+            role: role.into(),
+            name: name.into(),
+            text: name.into(),
+            nearby_text: String::new(),
+            record: record.into(),
+            tag: "span".into(),
+            input_type: String::new(),
+            href: None,
+            locators: vec![],
+            form: None,
+            required: false,
+            disabled: false,
+            options: vec![],
+            checked: false,
+            popup: false,
+            readonly: false,
+        }
+    }
+}

@@ -950,15 +950,7 @@ impl Calendar {
             .elements
             .iter()
             .find(|e| !e.disabled && is_clickable(e) && self.steps_toward(e))?;
-        let risk = risk::classify(
-            ActionShape::Click,
-            &RiskContext {
-                accessible_name: &control.name,
-                role: &control.role,
-                input_type: &control.input_type,
-                ..RiskContext::default()
-            },
-        );
+        let risk = clicks_risk(&[control]);
         Some((
             Candidate {
                 action: Action::Repeat {
@@ -1549,21 +1541,7 @@ impl<E: Embedder> Policy for DefaultPolicy<E> {
             let action = Action::Check {
                 targets: unmade.iter().map(|e| target_of(e)).collect(),
             };
-            let risk = unmade
-                .iter()
-                .map(|e| {
-                    risk::classify(
-                        ActionShape::Click,
-                        &RiskContext {
-                            accessible_name: &e.name,
-                            role: &e.role,
-                            input_type: &e.input_type,
-                            ..RiskContext::default()
-                        },
-                    )
-                })
-                .max()
-                .unwrap_or(RiskClass::ReadOnly);
+            let risk = clicks_risk(&unmade);
             // Pushed after the value hint is read from the best affinity: a state's value is
             // not its compound action's.
             check = Some((
@@ -1805,21 +1783,7 @@ impl<E: Embedder> Policy for DefaultPolicy<E> {
             if members.len() < 2 || goal_count.is_some_and(|n| members.len() < n as usize) {
                 continue;
             }
-            let risk = members
-                .iter()
-                .map(|e| {
-                    risk::classify(
-                        ActionShape::Click,
-                        &RiskContext {
-                            accessible_name: &e.name,
-                            role: &e.role,
-                            input_type: &e.input_type,
-                            ..RiskContext::default()
-                        },
-                    )
-                })
-                .max()
-                .unwrap_or(RiskClass::ReadOnly);
+            let risk = clicks_risk(&members);
             let key = action_key(&format!(
                 "press {} in {}",
                 members[0].name,
@@ -2347,6 +2311,25 @@ fn click_key(element: &Element, twins: bool) -> u64 {
     }
 }
 
+/// The risk of clicking every one of `elements`: the highest of theirs.
+fn clicks_risk(elements: &[&Element]) -> RiskClass {
+    elements
+        .iter()
+        .map(|e| {
+            risk::classify(
+                ActionShape::Click,
+                &RiskContext {
+                    accessible_name: &e.name,
+                    role: &e.role,
+                    input_type: &e.input_type,
+                    ..RiskContext::default()
+                },
+            )
+        })
+        .max()
+        .unwrap_or(RiskClass::ReadOnly)
+}
+
 /// Pointing at `element` (a menu item with a submenu): read-only.
 fn hover_candidate(element: &Element) -> Candidate<Action> {
     Candidate {
@@ -2541,24 +2524,10 @@ mod tests {
     use forager_protocol::observation::FormContext;
 
     fn element(role: &str, name: &str) -> Element {
-        Element {
-            role: role.into(),
-            name: name.into(),
-            text: name.into(),
-            nearby_text: String::new(),
-            record: String::new(),
-            tag: "a".into(),
-            input_type: String::new(),
-            href: None,
-            locators: vec![Locator::Text(name.into())],
-            form: None,
-            required: false,
-            disabled: false,
-            options: vec![],
-            checked: false,
-            popup: false,
-            readonly: false,
-        }
+        let mut element = crate::testing::control(role, name, "");
+        element.tag = "a".into();
+        element.locators = vec![Locator::Text(name.into())];
+        element
     }
 
     fn page(elements: Vec<Element>) -> Observation {

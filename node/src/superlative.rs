@@ -150,24 +150,7 @@ mod tests {
     use super::*;
 
     fn element(name: &str, record: &str) -> Element {
-        Element {
-            role: "button".into(),
-            name: name.into(),
-            text: name.into(),
-            nearby_text: String::new(),
-            record: record.into(),
-            tag: "button".into(),
-            input_type: String::new(),
-            href: None,
-            locators: vec![],
-            form: None,
-            required: false,
-            disabled: false,
-            options: vec![],
-            checked: false,
-            popup: false,
-            readonly: false,
-        }
+        crate::testing::control("button", name, record)
     }
 
     #[test]
