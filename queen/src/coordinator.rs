@@ -391,24 +391,35 @@ struct Ended {
     dir: PathBuf,
 }
 
-/// The ended tasks kept in memory, oldest dropped first.
+/// The ended tasks kept in memory: the newest by start, as the overview lists them; the
+/// oldest is dropped first.
 #[derive(Debug, Default)]
 struct EndedTasks {
     tasks: HashMap<TaskId, Ended>,
-    order: VecDeque<TaskId>,
+    /// Oldest start first.
+    order: VecDeque<(Instant, TaskId)>,
 }
 
 impl EndedTasks {
     fn insert(&mut self, id: TaskId, ended: Ended, capacity: usize) {
+        let started = ended.started;
         if self.tasks.insert(id, ended).is_none() {
-            self.order.push_back(id);
+            insert_by_start(&mut self.order, started, id);
         }
         while self.order.len() > capacity {
-            if let Some(oldest) = self.order.pop_front() {
+            if let Some((_, oldest)) = self.order.pop_front() {
                 self.tasks.remove(&oldest);
             }
         }
     }
+}
+
+/// Puts a task where its start belongs in `order` (oldest first), not at the end: tasks settle
+/// in any order (one whose last node request comes back late settles after tasks started
+/// after it), and the settling order would keep an old task over a newer one.
+fn insert_by_start(order: &mut VecDeque<(Instant, TaskId)>, started: Instant, id: TaskId) {
+    let at = order.partition_point(|(other, _)| *other <= started);
+    order.insert(at, (started, id));
 }
 
 /// The largest `result.json` read back from disk.
@@ -2445,5 +2456,24 @@ impl ArtifactJob {
         if let Err(error) = crate::report::write_run_report(self.dir.dir()) {
             tracing::error!(task = %self.id, %error, "cannot write the report");
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ended_tasks_are_ordered_by_start_whatever_order_they_settle_in() {
+        let now = Instant::now();
+        let ids: Vec<TaskId> = (0..4u8).map(|i| TaskId([i; 16])).collect();
+        let starts: Vec<Instant> = (0..4u64).map(|i| now + Duration::from_secs(i)).collect();
+        let mut order = VecDeque::new();
+        // Settled in the order 0, 2, 3, 1: task 1's last request came back late.
+        for i in [0, 2, 3, 1] {
+            insert_by_start(&mut order, starts[i], ids[i]);
+        }
+        let listed: Vec<TaskId> = order.iter().map(|(_, id)| *id).collect();
+        assert_eq!(listed, ids);
     }
 }

@@ -287,6 +287,25 @@ pub fn assert_no_chromium_left(profile_prefix: &str) {
     }
 }
 
+/// Panics unless the temporary directory a `forager` command was given is empty (nothing
+/// left of its browsers: profiles, Chromium's socket directories), then removes it.
+pub fn assert_left_empty(tmp: &std::path::Path) {
+    let left: Vec<String> = std::fs::read_dir(tmp)
+        .map(|entries| {
+            entries
+                .flatten()
+                .map(|entry| entry.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    assert!(
+        left.is_empty(),
+        "left behind in {}: {left:?}",
+        tmp.display()
+    );
+    let _ = std::fs::remove_dir(tmp);
+}
+
 /// A profile prefix unique to one test.
 pub fn unique_prefix(test: &str) -> String {
     format!("forager-test-{}-{test}-", std::process::id())
@@ -388,6 +407,11 @@ pub async fn forager_env(test: &str, args: &[&str], env: &[(&str, &str)]) -> Run
     // other's memory nor the user's; the installed model is still the one read.
     let data = std::env::temp_dir().join(format!("{prefix}data"));
     let _ = std::fs::remove_dir_all(&data);
+    // Its own temporary directory too (its browsers' profiles, and whatever Chromium puts
+    // there), which must be empty again when it is done.
+    let tmp = std::env::temp_dir().join(format!("{prefix}tmp"));
+    let _ = std::fs::remove_dir_all(&tmp);
+    std::fs::create_dir_all(&tmp).expect("a temporary directory for the run");
     if let Some(model) = forager_node::model::SentenceModel::default_dir() {
         command.env("FORAGER_MODEL_DIR", model);
     }
@@ -398,6 +422,7 @@ pub async fn forager_env(test: &str, args: &[&str], env: &[(&str, &str)]) -> Run
         .arg("--json")
         .env("FORAGER_PROFILE_PREFIX", &prefix)
         .env("XDG_DATA_HOME", &data)
+        .env("TMPDIR", &tmp)
         .envs(env.iter().copied())
         .kill_on_drop(true);
     let output = tokio::time::timeout(LIMIT, command.output())
@@ -407,6 +432,7 @@ pub async fn forager_env(test: &str, args: &[&str], env: &[(&str, &str)]) -> Run
     let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
     let result = serde_json::from_slice::<RunResult>(&output.stdout).ok();
     assert_no_chromium_left(&prefix);
+    assert_left_empty(&tmp);
     Run {
         code: output.status.code(),
         result,

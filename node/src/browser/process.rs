@@ -201,6 +201,7 @@ impl BrowserProcess {
             Ok(None) | Err(_) => {
                 kill_group(pid);
                 let _ = child.wait().await;
+                remove_singleton_dir(profile.path());
                 return Err(LaunchError::NoEndpoint(
                     options.launch_timeout,
                     seen.join(" | "),
@@ -219,6 +220,7 @@ impl BrowserProcess {
             Err(e) => {
                 kill_group(pid);
                 let _ = child.wait().await;
+                remove_singleton_dir(profile.path());
                 return Err(LaunchError::Connect(e.to_string()));
             }
         };
@@ -312,6 +314,7 @@ impl Drop for BrowserProcess {
         while !all_gone(self.pid, &stragglers) && started.elapsed() < GROUP_EXIT_LIMIT {
             std::thread::sleep(Duration::from_millis(10));
         }
+        remove_singleton_dir(self.profile.path());
     }
 }
 
@@ -368,6 +371,7 @@ impl Drop for LaunchGuard {
         if self.armed {
             kill_group(self.pid);
             kill_stragglers(&self.profile);
+            remove_singleton_dir(&self.profile);
         }
     }
 }
@@ -477,10 +481,32 @@ pub fn reap_stale_browsers(dir: &Path) -> usize {
     }
     if let Ok(entries) = std::fs::read_dir(dir) {
         for entry in entries.flatten() {
+            remove_singleton_dir(&entry.path());
             let _ = std::fs::remove_dir_all(entry.path());
         }
     }
     groups.len()
+}
+
+/// Removes the directory of a killed Chromium's single-instance socket. Chromium makes it
+/// under the system's temporary directory (`org.chromium.Chromium.XXXXXX`), links it from the
+/// profile's `SingletonSocket` and removes it only on a clean exit; every forager browser is
+/// killed, and each left one behind (thousands in /tmp after a benchmark). Call it once the
+/// browser's processes are gone and before its profile is removed.
+fn remove_singleton_dir(profile: &Path) {
+    let Ok(socket) = std::fs::read_link(profile.join("SingletonSocket")) else {
+        return;
+    };
+    let Some(dir) = socket.parent() else {
+        return;
+    };
+    // Only the directory Chromium made for the socket, whatever the link says.
+    if dir
+        .file_name()
+        .is_some_and(|name| name.to_string_lossy().starts_with("org.chromium.Chromium."))
+    {
+        let _ = std::fs::remove_dir_all(dir);
+    }
 }
 
 /// SIGKILL to a whole process group; Chromium's helpers die with it.

@@ -92,7 +92,7 @@ switch (OP) {
     const point = clickPoint(el);
     if (!point) return { status: "hidden", locator: used };
     const { x, y } = point;
-    if (!lands(el, point)) {
+    if (!point.lands) {
       const top = document.elementFromPoint(x, y);
       return { status: "covered", locator: used, covered_by: clip(top.tagName + " " + (top.id ? "#" + top.id : "") + " " + textOf(top), 80) };
     }

@@ -350,19 +350,20 @@ const lands = (el, point) => {
 // the middles of its edges (inset), then its corners.
 const EDGE_POINTS = [[0.5, 0.15], [0.5, 0.85], [0.15, 0.5], [0.85, 0.5], [0.15, 0.15], [0.85, 0.15], [0.15, 0.85], [0.85, 0.85]];
 
-// Where to click an element: the middle of its shown part (at most 40 px in, so a wide row is
-// clicked near its label); where another element covers that (a button half under another),
-// the first point of its shown part where it is on top.
+// Where to click an element, and whether a click there lands on it: the middle of its shown
+// part (at most 40 px in, so a wide row is clicked near its label); where another element
+// covers that (a button half under another), the first point of its shown part where it is on
+// top; null when nothing of it shows.
 const clickPoint = (el) => {
   const r = shownRect(el);
   if (!r) return null;
   const middle = { x: r.left + Math.min((r.right - r.left) / 2, 40), y: (r.top + r.bottom) / 2 };
-  if (lands(el, middle)) return middle;
+  if (lands(el, middle)) return { ...middle, lands: true };
   for (const [fx, fy] of EDGE_POINTS) {
     const point = { x: r.left + (r.right - r.left) * fx, y: r.top + (r.bottom - r.top) * fy };
-    if (lands(el, point)) return point;
+    if (lands(el, point)) return { ...point, lands: true };
   }
-  return middle;
+  return { ...middle, lands: false };
 };
 
 // Whether another element sits on top of this one wherever it would be clicked (an overlay, a
@@ -370,7 +371,7 @@ const clickPoint = (el) => {
 // is not covered: clicking scrolls it into view first.
 const covered = (el) => {
   const point = clickPoint(el);
-  return !!point && !lands(el, point);
+  return !!point && !point.lands;
 };
 
 // Words of an element's classes, a name of last resort for icons and shapes that have no text
