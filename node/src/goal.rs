@@ -360,6 +360,12 @@ impl GoalReading {
         let mut senders: Vec<String> = Vec::new();
         for (i, raw) in words.iter().enumerate() {
             let word = trim_punctuation(raw);
+            // "Lucie's email": a possessive names whose item it is, even first in a sentence
+            // (a third of the ways people ask for an email in MiniWoB++'s crowd-written goals).
+            let possessive = ["'s", "\u{2019}s"]
+                .iter()
+                .find_map(|suffix| word.strip_suffix(suffix));
+            let word = possessive.unwrap_or(word);
             let sentence_start = i == 0
                 || words[i - 1].ends_with(['.', '!', '?', ':'])
                 || words[i - 1].starts_with('"');
@@ -372,7 +378,7 @@ impl GoalReading {
                 && word[1..]
                     .chars()
                     .all(|c| c.is_alphanumeric() || c == '_' || c == '.');
-            if ((capitalised && !sentence_start) || handle)
+            if ((capitalised && (!sentence_start || possessive.is_some())) || handle)
                 && !quoted
                     .iter()
                     .chain(&labelled)
@@ -386,7 +392,10 @@ impl GoalReading {
                     .join(" ");
                 let after = words.get(i + 1).map(|w| trim_punctuation(w).to_lowercase());
                 let before = context.rsplit(' ').next().unwrap_or("").to_lowercase();
-                if ["from", "by"].contains(&before.as_str()) || after.as_deref() == Some("sent") {
+                if ["from", "by"].contains(&before.as_str())
+                    || after.as_deref() == Some("sent")
+                    || possessive.is_some()
+                {
                     senders.push(word.to_owned());
                 }
                 names.push(Quoted {
@@ -449,6 +458,13 @@ impl GoalReading {
     /// another name.
     pub fn recipient(&self, name: &str) -> bool {
         !self.senders.is_empty() && !self.senders.iter().any(|s| s == name)
+    }
+
+    /// Whether the goal passes someone's item on to another person ("send Joella the email
+    /// from Chrystal", "give it to Ros"): it names a sender and a recipient. That is a
+    /// forward, whatever verb it uses; a reply would go back to the sender.
+    pub fn passes_on(&self) -> bool {
+        !self.senders.is_empty() && self.names.iter().any(|n| self.recipient(&n.text))
     }
 
     /// A value as the goal wants it typed (its letter case).
@@ -644,6 +660,16 @@ mod tests {
                 "Doria",
                 "Etheline",
             ),
+            (
+                "Lucie's email, will you forward that to Katee?",
+                "Lucie",
+                "Katee",
+            ),
+            (
+                "Could you forward Ardys\u{2019}s email to Jo?",
+                "Ardys",
+                "Jo",
+            ),
         ] {
             let reading = GoalReading::of(goal);
             assert_eq!(reading.senders, [sender], "{goal}");
@@ -652,6 +678,15 @@ mod tests {
                 "{goal}"
             );
         }
+        // A possessive first in a sentence is a name all the same; whose email is answered.
+        let reading = GoalReading::of("Answer Lucie's email with \"Yes\"");
+        assert_eq!(reading.senders, ["Lucie"]);
+        assert_eq!(reading.names.len(), 1);
+        assert_eq!(reading.names[0].text, "Lucie");
+        assert!(GoalReading::of("Send Joella the email from Chrystal.").passes_on());
+        assert!(GoalReading::of("Find Darlleen's email, forward to Essa").passes_on());
+        assert!(!GoalReading::of("Reply to Joyan's email with, \"Vestibulum.\".").passes_on());
+        assert!(!GoalReading::of("Send email to Prisca saying, \"Faucibus.\"").passes_on());
         // No sender named: no name is a recipient by this rule.
         let reading = GoalReading::of("Reply to Alice with the word Yes");
         assert!(reading.senders.is_empty() && !reading.recipient("Alice"));

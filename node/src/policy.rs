@@ -1270,6 +1270,7 @@ impl<E: Embedder> Policy for DefaultPolicy<E> {
         let goal = self.embedder.embed(&task.goal);
         let mut scored: Vec<(Candidate<Action>, f64)> = Vec::new();
         let reading = GoalReading::of(&task.goal);
+        let passes_on = reading.passes_on();
         let sources = self.sources(observation, task, &reading, &goal);
         let spare = spare_words(&task.goal, observation, &sources);
         let positions = position_bonus(observation, &reading);
@@ -1372,6 +1373,13 @@ impl<E: Embedder> Policy for DefaultPolicy<E> {
                     0.0
                 };
             let affinity = affinity.max(ITEM_AFFINITY * item_shares[index]);
+            // Someone's email for someone else is a forward, whatever the goal's verb ("give
+            // Etheline the email from Doria"); a reply would go back to its sender.
+            let affinity = match passes_on.then(|| passing_control(&element.name)).flatten() {
+                Some(true) => affinity.max(NAMED_AFFINITY),
+                Some(false) => affinity * 0.5,
+                None => affinity,
+            };
             // "Odd" or "Even" beside a number: the one that fits it first.
             let affinity = match crate::arithmetic::parity_fits(&element.name, &element.record) {
                 Some(true) => affinity + PARITY_LIFT,
@@ -2343,6 +2351,16 @@ fn hover_candidate(element: &Element) -> Candidate<Action> {
     }
 }
 
+/// For a goal that passes an item on ([`GoalReading::passes_on`]): `Some(true)` for a control
+/// that forwards, `Some(false)` for one that replies, `None` for the others.
+fn passing_control(name: &str) -> Option<bool> {
+    match name.trim().to_lowercase().as_str() {
+        "forward" | "fwd" => Some(true),
+        "reply" | "reply all" => Some(false),
+        _ => None,
+    }
+}
+
 /// The affinity at least of an element that carries a name or a quoted text of the goal.
 const NAMED_AFFINITY: f64 = 0.8;
 
@@ -2603,6 +2621,72 @@ mod tests {
         let value = |o: &Observation| policy.propose(o, &task(goal, &[])).value_hint;
         assert!(value(&open("Wilhelmina")) > value(&open("Marlena")));
         assert!(value(&open("Wilhelmina")) > value(&inbox));
+    }
+
+    #[test]
+    fn a_possessive_names_whose_email_to_open_and_the_other_name_is_the_recipient() {
+        // MiniWoB++'s email-inbox-forward-nl-turk, seed 2: before, "Lucie's" was no name,
+        // Katee's own email scored as progress and the search spent its budget there.
+        let goal = "Lucie's email, will you forward that to Katee?";
+        let reading = GoalReading::of(goal);
+        let rows = [
+            "Lucie Ligula. Ligula in aliqu..",
+            "Katee Elementum et. Purus..",
+        ];
+        assert!(names_goal_word(&element("clickable", rows[0]), &reading));
+        let open = |sender: &str| {
+            let mut email = page(vec![
+                element("button", "Reply"),
+                element("button", "Forward"),
+            ]);
+            email.text_excerpt = format!("{goal} {sender} Ligula in aliquam. Reply Forward");
+            email
+        };
+        let policy = DefaultPolicy::default();
+        let value = |o: &Observation| policy.propose(o, &task(goal, &[])).value_hint;
+        assert!(value(&open("Lucie")) > value(&open("Katee")));
+    }
+
+    #[test]
+    fn someones_email_for_someone_else_is_forwarded_whatever_the_verb() {
+        // email-inbox-forward-nl-turk, seeds 1 and 6: "give" and "send" are no "Forward",
+        // and the search spent its budget on replies to the sender.
+        let policy = DefaultPolicy::default();
+        for goal in [
+            "I command you to give Etheline the email from Doria.",
+            "Send Joella the email from Chrystal.",
+        ] {
+            let email = page(vec![
+                element("button", "Reply"),
+                element("button", "Forward"),
+                element("button", "close email"),
+            ]);
+            assert_eq!(
+                best(&policy.propose(&email, &task(goal, &[]))),
+                "click \"Forward\"",
+                "{goal}"
+            );
+        }
+        // A reply stays a reply.
+        let goal = "Reply to Joyan's email with, \"Vestibulum.\".";
+        let email = page(vec![
+            element("button", "Reply"),
+            element("button", "Forward"),
+        ]);
+        assert_eq!(
+            best(&policy.propose(&email, &task(goal, &[]))),
+            "click \"Reply\""
+        );
+    }
+
+    /// The label of the proposal with the highest prior.
+    fn best(proposals: &Proposals) -> String {
+        proposals
+            .candidates
+            .iter()
+            .max_by(|a, b| a.prior.total_cmp(&b.prior))
+            .map(|c| c.action.label())
+            .unwrap_or_default()
     }
 
     /// An email's reply or forward form: a one-line "to" and a message body, no button the
