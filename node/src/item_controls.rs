@@ -105,13 +105,19 @@ pub fn item_shares(elements: &[Element], goal: &str, candidate: &[bool]) -> Vec<
     let scores: Vec<usize> = items
         .iter()
         .zip(&carried)
-        .map(|((_, members), words)| {
+        .map(|((record, members), words)| {
             let named_control = members.iter().any(|&i| {
                 stems(&elements[i].name)
                     .iter()
                     .any(|w| goal_words.contains(w))
             });
-            if named_control || !members.iter().any(|&i| lifts(i)) {
+            // The item is a control itself (an email's row, whose record is the whole list
+            // while its star's and trash's record is the row): it is opened, not stepped.
+            let item_is_control = elements
+                .iter()
+                .zip(candidate)
+                .any(|(e, &c)| c && !e.name.trim().is_empty() && e.name.trim() == record.trim());
+            if named_control || item_is_control || !members.iter().any(|&i| lifts(i)) {
                 0
             } else {
                 words.iter().filter(|w| telling(w)).count()
@@ -267,6 +273,26 @@ mod tests {
             inbox.push(control("trash", &record));
         }
         assert!(lifted(&inbox, "Open the email from Caprice").is_empty());
+        // MiniWoB++'s inbox: the row's record is the whole list, its star's and trash's
+        // record is the row. Before, "Lucie's email, will you forward that to Katee?"
+        // trashed both their emails first.
+        let list = "Primary Katee Elementum et. Lucie Ligula in.";
+        let mut inbox = Vec::new();
+        for row in [
+            "Katee Elementum et.",
+            "Blythe Ut. Quam.",
+            "Lucie Ligula in.",
+        ] {
+            inbox.push(control(row, list));
+            inbox.push(control("trash", row));
+            inbox.push(control("star", row));
+        }
+        let goal = "Lucie's email, will you forward that to Katee?";
+        assert!(
+            lifted(&inbox, goal).is_empty(),
+            "{:?}",
+            lifted(&inbox, goal)
+        );
         // Posts whose "Like" the goal names: the rule for quoted toggles takes them.
         let mut posts = Vec::new();
         for user in ["@aliquam", "@et"] {
