@@ -102,6 +102,13 @@ pub fn item_shares(elements: &[Element], goal: &str, candidate: &[bool]) -> Vec<
                 .get(&(element.role.as_str(), element.name.as_str()))
                 .is_some_and(|&n| n > 1)
     };
+    let control_names: std::collections::HashSet<&str> = elements
+        .iter()
+        .zip(candidate)
+        .filter(|(_, c)| **c)
+        .map(|(e, _)| e.name.trim())
+        .filter(|name| !name.is_empty())
+        .collect();
     let scores: Vec<usize> = items
         .iter()
         .zip(&carried)
@@ -113,10 +120,7 @@ pub fn item_shares(elements: &[Element], goal: &str, candidate: &[bool]) -> Vec<
             });
             // The item is a control itself (an email's row, whose record is the whole list
             // while its star's and trash's record is the row): it is opened, not stepped.
-            let item_is_control = elements
-                .iter()
-                .zip(candidate)
-                .any(|(e, &c)| c && !e.name.trim().is_empty() && e.name.trim() == record.trim());
+            let item_is_control = control_names.contains(record.trim());
             if named_control || item_is_control || !members.iter().any(|&i| lifts(i)) {
                 0
             } else {

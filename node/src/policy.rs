@@ -2605,14 +2605,7 @@ mod tests {
         let mut inbox = page(rows.iter().map(|r| element("clickable", r)).collect());
         inbox.text_excerpt = format!("{goal} {} {}", rows[0], rows[1]);
         // Her email open: her name is content; another's: it is nowhere.
-        let open = |sender: &str| {
-            let mut email = page(vec![
-                element("button", "Reply"),
-                element("button", "Forward"),
-            ]);
-            email.text_excerpt = format!("{goal} {sender} Leo placerat. Reply Forward");
-            email
-        };
+        let open = |sender: &str| open_email(goal, sender);
         let names = |o: &Observation| goal_progress(o, &reading, goal).names;
         assert_eq!(names(&inbox), Some(0.0));
         assert_eq!(names(&open("Wilhelmina")), Some(0.5));
@@ -2621,6 +2614,16 @@ mod tests {
         let value = |o: &Observation| policy.propose(o, &task(goal, &[])).value_hint;
         assert!(value(&open("Wilhelmina")) > value(&open("Marlena")));
         assert!(value(&open("Wilhelmina")) > value(&inbox));
+    }
+
+    /// An email open on a page that prints the goal: its sender, its text, Reply and Forward.
+    fn open_email(goal: &str, sender: &str) -> Observation {
+        let mut email = page(vec![
+            element("button", "Reply"),
+            element("button", "Forward"),
+        ]);
+        email.text_excerpt = format!("{goal} {sender} Leo placerat. Reply Forward");
+        email
     }
 
     #[test]
@@ -2634,14 +2637,7 @@ mod tests {
             "Katee Elementum et. Purus..",
         ];
         assert!(names_goal_word(&element("clickable", rows[0]), &reading));
-        let open = |sender: &str| {
-            let mut email = page(vec![
-                element("button", "Reply"),
-                element("button", "Forward"),
-            ]);
-            email.text_excerpt = format!("{goal} {sender} Ligula in aliquam. Reply Forward");
-            email
-        };
+        let open = |sender: &str| open_email(goal, sender);
         let policy = DefaultPolicy::default();
         let value = |o: &Observation| policy.propose(o, &task(goal, &[])).value_hint;
         assert!(value(&open("Lucie")) > value(&open("Katee")));
@@ -2656,11 +2652,8 @@ mod tests {
             "I command you to give Etheline the email from Doria.",
             "Send Joella the email from Chrystal.",
         ] {
-            let email = page(vec![
-                element("button", "Reply"),
-                element("button", "Forward"),
-                element("button", "close email"),
-            ]);
+            let mut email = open_email(goal, "Doria");
+            email.elements.push(element("button", "close email"));
             assert_eq!(
                 best(&policy.propose(&email, &task(goal, &[]))),
                 "click \"Forward\"",
@@ -2669,12 +2662,8 @@ mod tests {
         }
         // A reply stays a reply.
         let goal = "Reply to Joyan's email with, \"Vestibulum.\".";
-        let email = page(vec![
-            element("button", "Reply"),
-            element("button", "Forward"),
-        ]);
         assert_eq!(
-            best(&policy.propose(&email, &task(goal, &[]))),
+            best(&policy.propose(&open_email(goal, "Joyan"), &task(goal, &[]))),
             "click \"Reply\""
         );
     }
