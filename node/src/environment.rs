@@ -118,6 +118,15 @@ pub enum EnvError {
         /// The fingerprint found.
         found: Fingerprint,
     },
+    /// Replaying the steps to the environment's start (a branch's prefix, before the search's
+    /// own steps) reached a different state: no state of this search can be restored.
+    #[error("replay to the start diverged: expected {expected}, found {found}")]
+    RootDiverged {
+        /// The recorded fingerprint.
+        expected: Fingerprint,
+        /// The fingerprint found.
+        found: Fingerprint,
+    },
     /// Restoring the state would replay a write (risk class 3 or more) on a site that is not
     /// declared resettable, and no live page is kept at that state.
     #[error("replay refused: {0}")]

@@ -138,7 +138,27 @@ impl<E: Environment<Action = Action>> Environment for Branch<E> {
     async fn restore(&mut self, prefix: &[(Action, Fingerprint)]) -> Result<Step, EnvError> {
         let mut full = self.prefix.clone();
         full.extend_from_slice(prefix);
-        self.inner.restore(&full).await
+        // The search numbers its steps from the branch's root: a divergence is told in its
+        // numbers (before, the node pruned was the branch prefix's length deeper than the one
+        // that diverged, and that one stayed open to fail again).
+        self.inner
+            .restore(&full)
+            .await
+            .map_err(|error| match error {
+                EnvError::Diverged {
+                    step,
+                    expected,
+                    found,
+                } => match step.checked_sub(self.prefix.len()) {
+                    Some(step) => EnvError::Diverged {
+                        step,
+                        expected,
+                        found,
+                    },
+                    None => EnvError::RootDiverged { expected, found },
+                },
+                other => other,
+            })
     }
 
     async fn recover(&mut self) -> Result<(), EnvError> {
@@ -1571,5 +1591,76 @@ async fn replay<F: EnvFactory>(
             screenshots,
         })),
         Err(refusal) => refusal.into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use forager_protocol::action::Target;
+
+    /// Replays diverge at `diverge_at` of the prefix it is given; nothing else is asked here.
+    struct Diverging {
+        diverge_at: usize,
+    }
+
+    impl Environment for Diverging {
+        type Action = Action;
+        async fn observe(&mut self) -> Result<StateInfo, EnvError> {
+            Err(EnvError::Other("not asked".into()))
+        }
+        async fn candidates(&mut self) -> Result<Vec<crate::Candidate<Action>>, EnvError> {
+            Err(EnvError::Other("not asked".into()))
+        }
+        async fn act(&mut self, _: &Action) -> Result<Step, EnvError> {
+            Err(EnvError::Other("not asked".into()))
+        }
+        async fn restore(&mut self, prefix: &[(Action, Fingerprint)]) -> Result<Step, EnvError> {
+            Err(EnvError::Diverged {
+                step: self.diverge_at,
+                expected: prefix[self.diverge_at].1,
+                found: Fingerprint([0; 16]),
+            })
+        }
+        async fn recover(&mut self) -> Result<(), EnvError> {
+            Ok(())
+        }
+        fn describe(&self, action: &Action) -> String {
+            action.label()
+        }
+    }
+
+    fn click(name: &str, n: u8) -> (Action, Fingerprint) {
+        let target = Target {
+            locators: vec![],
+            role: "button".into(),
+            name: name.into(),
+        };
+        (Action::Click { target }, Fingerprint([n; 16]))
+    }
+
+    /// A divergence is numbered from the branch's root, as the search below it numbers its
+    /// steps; one inside the branch's own prefix is the root's.
+    #[tokio::test]
+    async fn a_divergence_below_a_branch_is_numbered_from_the_branchs_root() {
+        let prefix = vec![click("START", 1), click("Inbox", 2)];
+        let below = [click("Open", 3), click("Reply", 4)];
+        let mut branch = Branch {
+            inner: Diverging { diverge_at: 3 },
+            prefix: prefix.clone(),
+        };
+        match branch.restore(&below).await {
+            Err(EnvError::Diverged {
+                step: 1, expected, ..
+            }) => {
+                assert_eq!(expected, Fingerprint([4; 16]))
+            }
+            other => panic!("{other:?}"),
+        }
+        branch.inner.diverge_at = 1;
+        assert!(matches!(
+            branch.restore(&below).await,
+            Err(EnvError::RootDiverged { .. })
+        ));
     }
 }

@@ -460,10 +460,16 @@ impl ChromiumEnv {
             let (observation, state, proposals) = self.look(&live.tab).await?;
             if Some(observation.fingerprint) != expected {
                 self.stats.back_misses += 1;
-                return Err(EnvError::Diverged {
-                    step: common.saturating_sub(1),
-                    expected: expected.unwrap_or(Fingerprint([0; 16])),
-                    found: observation.fingerprint,
+                let expected = expected.unwrap_or(Fingerprint([0; 16]));
+                let found = observation.fingerprint;
+                return Err(match common.checked_sub(1) {
+                    Some(step) => EnvError::Diverged {
+                        step,
+                        expected,
+                        found,
+                    },
+                    // Back at the first page, and it is not the one the search started on.
+                    None => EnvError::RootDiverged { expected, found },
                 });
             }
             self.stats.back_hits += 1;

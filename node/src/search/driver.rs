@@ -218,7 +218,9 @@ async fn restore_with_retries<E: Environment>(
     let mut attempt = 1;
     loop {
         match env.restore(prefix).await {
-            Err(EnvError::Diverged { .. }) if attempt < ATTEMPTS => {
+            Err(EnvError::Diverged { .. } | EnvError::RootDiverged { .. })
+                if attempt < ATTEMPTS =>
+            {
                 attempt += 1;
                 *retries += 1;
             }

@@ -35,6 +35,8 @@ struct Graph {
     acts: u32,
     /// Replays diverge this many times before succeeding.
     diverge_times: u32,
+    /// Replays of a non-empty prefix never reach the start (a branch's prefix diverges).
+    root_diverges: bool,
     /// Value hints by state (0 elsewhere).
     hints: HashMap<u32, f64>,
     /// Actions that write: prefixes containing one can only be restored from a kept page.
@@ -77,6 +79,7 @@ impl Graph {
             crash_on: Vec::new(),
             acts: 0,
             diverge_times: 0,
+            root_diverges: false,
             hints: HashMap::new(),
             writes: Vec::new(),
             kept: Default::default(),
@@ -196,6 +199,12 @@ impl Environment for Graph {
         let labels: Vec<&'static str> = prefix.iter().map(|(a, _)| *a).collect();
         if labels.iter().any(|a| self.writes.contains(a)) && !self.kept.contains(&labels) {
             return Err(EnvError::ReplayUnsafe(format!("{labels:?} writes")));
+        }
+        if self.root_diverges && !prefix.is_empty() {
+            return Err(EnvError::RootDiverged {
+                expected: Fingerprint([1; 16]),
+                found: Fingerprint([9; 16]),
+            });
         }
         self.path = labels;
         self.state = 0;
@@ -846,6 +855,29 @@ fn diverging_replays_are_retried_then_pruned_as_nondeterministic() {
             .is_some_and(|&n| n >= 1)
     );
     assert_ne!(report.finish, Finish::Solved);
+}
+
+#[test]
+fn a_start_that_replay_cannot_reach_ends_the_search_at_its_root() {
+    // Every restore below the root finds another start: the root is pruned, once, after the
+    // retries, and no node below it is blamed.
+    let mut graph = chain_with_decoy();
+    graph.root_diverges = true;
+    let (report, _) = search(&mut graph, SearchConfig::default());
+    assert_eq!(
+        report.finish,
+        Finish::Failed(FailureReason::Nondeterministic)
+    );
+    assert_eq!(
+        report.prunes.get("nondeterministic"),
+        Some(&1),
+        "{report:?}"
+    );
+    // Each restore was tried three times.
+    assert!(
+        report.metrics.retries > 0 && report.metrics.retries % 2 == 0,
+        "{report:?}"
+    );
 }
 
 #[test]

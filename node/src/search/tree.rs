@@ -1258,6 +1258,12 @@ impl<A: Clone> Search<A> {
                 let at = path.get(step + 1).copied().unwrap_or(target);
                 self.prune(at, PruneReason::Nondeterministic);
             }
+            // Jobs in flight may each find it: the root is cut once.
+            EnvError::RootDiverged { .. } => {
+                if !matches!(self.nodes[ROOT as usize].status, NodeStatus::Pruned(_)) {
+                    self.prune(ROOT, PruneReason::Nondeterministic);
+                }
+            }
             EnvError::ReplayUnsafe(_) if target != ROOT => self.freeze(target),
             other => {
                 if target != ROOT {
