@@ -1253,6 +1253,9 @@ struct ValueSource {
     /// The label the goal gives it under ("from: LIH"), lower case: it goes into the field
     /// with that label, and not into one another value is labelled for.
     label: Option<String>,
+    /// A value the goal spells out (not a task input's): it belongs in some field of a form
+    /// the goal is about, even where no field's name fits it.
+    in_goal: bool,
 }
 
 impl<E: Embedder> Policy for DefaultPolicy<E> {
@@ -1915,6 +1918,7 @@ impl<E: Embedder> DefaultPolicy<E> {
                 literal: value.clone(),
                 unseen_name: false,
                 label: None,
+                in_goal: false,
             })
             .collect();
         let mut literal = |text: String, description: String| {
@@ -1925,6 +1929,7 @@ impl<E: Embedder> DefaultPolicy<E> {
                     literal: text,
                     unseen_name: false,
                     label: None,
+                    in_goal: false,
                 });
             }
         };
@@ -2049,6 +2054,8 @@ impl<E: Embedder> DefaultPolicy<E> {
                 .iter()
                 .find(|l| reading.cased(&l.text) == source.literal)
                 .map(|l| l.context.clone());
+            source.in_goal = !matches!(source.value, FillValue::Input(_))
+                && task.goal.contains(source.literal.as_str());
             // A recipient is typed even where the page shows the name (her own email).
             source.unseen_name = reading.names.iter().any(|n| {
                 n.text == source.literal
@@ -2224,27 +2231,70 @@ impl<E: Embedder> DefaultPolicy<E> {
             .filter(|w| !sources.iter().any(|s| s.literal.eq_ignore_ascii_case(w)))
             .take(MAX_SPARE_WORDS)
             .collect();
-        // Only fields that say what they want ("Genre") take a spare word: an unnamed field
-        // (a copy's target beside its sources) keeps getting the page's values.
+        // The goal's own values no field fitted ("2012" beside "Released Date", "Movie Genre"):
+        // each is tried in each field nothing fits.
+        let leftovers: Vec<usize> = (0..sources.len())
+            .filter(|&v| !taken[v] && sources[v].in_goal)
+            .take(MAX_LEFTOVER_VALUES)
+            .collect();
+        // Only fields that say what they want ("Genre") take a spare word or a leftover value:
+        // an unnamed field (a copy's target beside its sources) keeps getting the page's values.
         if !unfitted.is_empty()
             && unfitted.len() < text_fields.len()
             && unfitted
                 .iter()
                 .all(|&f| !text_fields[f].name.trim().is_empty())
-            && !spare.is_empty()
+            && (!spare.is_empty() || !leftovers.is_empty())
         {
+            // What the unfitted fields take, in `unfitted`'s order, and what the plan gains.
+            let mut plans: Vec<(Vec<Option<FillValue>>, f64)> = Vec::new();
+            let spare_at = |first: usize, k: usize| {
+                (k < spare.len())
+                    .then(|| FillValue::Literal(spare[(first + k) % spare.len()].clone()))
+            };
+            for &v in &leftovers {
+                for (at, &f) in unfitted.iter().enumerate() {
+                    let fit = if asks_for_number(&text_fields[f].name)
+                        && is_number_like(&sources[v].literal)
+                    {
+                        NUMBER_FIELD_FIT
+                    } else {
+                        0.0
+                    };
+                    for first in 0..spare.len().max(1) {
+                        // The other unfitted fields take spare words, in turn.
+                        let plan = (0..unfitted.len())
+                            .map(|k| match k.cmp(&at) {
+                                std::cmp::Ordering::Equal => Some(sources[v].value.clone()),
+                                std::cmp::Ordering::Less => spare_at(first, k),
+                                std::cmp::Ordering::Greater => spare_at(first, k - 1),
+                            })
+                            .collect();
+                        plans.push((plan, fit));
+                    }
+                }
+            }
+            plans.sort_by(|a, b| b.1.total_cmp(&a.1));
+            plans.truncate(MAX_LEFTOVER_PLANS);
             for first in 0..spare.len() {
+                plans.push((
+                    (0..unfitted.len()).map(|k| spare_at(first, k)).collect(),
+                    0.0,
+                ));
+            }
+            for (plan, gain) in plans {
                 let mut assignment = Vec::new();
-                let mut quality = 0.0;
+                let mut quality = gain;
                 for (f, field) in text_fields.iter().enumerate() {
                     let value = match (fitted[f], unfitted.iter().position(|&u| u == f)) {
                         (Some((v, s)), _) => {
                             quality += s.clamp(0.0, 1.0);
                             sources[v].value.clone()
                         }
-                        (None, Some(k)) if k < spare.len() => {
-                            FillValue::Literal(spare[(first + k) % spare.len()].clone())
-                        }
+                        (None, Some(k)) => match &plan[k] {
+                            Some(value) => value.clone(),
+                            None => continue,
+                        },
                         _ => continue,
                     };
                     assignment.push(FieldValue {
@@ -2405,6 +2455,33 @@ const FITS: f64 = 0.1;
 /// How many of the goal's spare words a field nothing fits is tried with.
 const MAX_SPARE_WORDS: usize = 4;
 
+/// How many of the goal's values no field fitted are tried in the fields nothing fits, and in
+/// how many assignments at most.
+const MAX_LEFTOVER_VALUES: usize = 2;
+const MAX_LEFTOVER_PLANS: usize = 8;
+
+/// What a number gains in a field whose name asks for one ("2012" in "Released Date").
+const NUMBER_FIELD_FIT: f64 = 0.5;
+
+/// Words of a field's name that ask for a number or a date.
+const NUMBER_FIELD_WORDS: &[&str] = &[
+    "date", "year", "day", "month", "time", "age", "number", "no", "zip", "postcode", "phone",
+    "amount", "price", "quantity", "qty", "count", "total",
+];
+
+/// Whether a field's name asks for a number or a date ("Released Date", "Zip code").
+fn asks_for_number(name: &str) -> bool {
+    crate::embed::words(name).any(|w| NUMBER_FIELD_WORDS.contains(&w.as_str()))
+}
+
+/// Digits, with at most the separators of a date, a time or a decimal ("2012", "11/25/2016").
+fn is_number_like(text: &str) -> bool {
+    text.chars().any(|c| c.is_ascii_digit())
+        && text
+            .chars()
+            .all(|c| c.is_ascii_digit() || matches!(c, '/' | '-' | '.' | ':' | ','))
+}
+
 /// Words that carry no value of their own.
 const FILLER_WORDS: &[&str] = &[
     "the", "and", "for", "from", "with", "into", "onto", "that", "this", "then", "than", "all",
@@ -2435,6 +2512,8 @@ fn spare_words(goal: &str, observation: &Observation, sources: &[ValueSource]) -
         if lower.chars().count() < 3
             || !lower.chars().all(char::is_alphabetic)
             || FILLER_WORDS.contains(&lower.as_str())
+            // A kind of number ("year 2016") says what a value is; it is none itself.
+            || NUMBER_FIELD_WORDS.contains(&lower.as_str())
             || named.contains(&stem(&lower))
             || spare.iter().any(|s| s.eq_ignore_ascii_case(word))
         {
@@ -3857,6 +3936,32 @@ mod tests {
         };
         let mut search = element("button", "Search");
         search.form = Some(form.clone());
+
+        // Names that fit neither the year nor the genre ("Released Date", "Movie Genre"): the
+        // goal's number, which no name fits, is tried in each of them, first where a number
+        // is asked for; before, those fields took spare words only and "2016" was left out.
+        let unfitting = page(vec![
+            field("Movie Genre"),
+            field("Director Name"),
+            field("Released Date"),
+            search.clone(),
+        ]);
+        let proposals = DefaultPolicy::default().propose(&unfitting, &task(goal, &[]));
+        let first = proposals
+            .candidates
+            .iter()
+            .filter(|c| matches!(c.action, Action::FillForm { .. }))
+            .max_by(|a, b| a.prior.total_cmp(&b.prior))
+            .map(|c| c.action.label())
+            .unwrap_or_default();
+        for pair in [
+            "\"Movie Genre\"=\"paranoid\"",
+            "\"Released Date\"=\"2016\"",
+            "\"Director Name\"=\"Witt\"",
+        ] {
+            assert!(first.contains(pair), "{first}");
+        }
+
         let movies = page(vec![
             field("Genre"),
             field("Year"),

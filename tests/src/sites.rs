@@ -1750,4 +1750,60 @@ pub fn dynamic() -> Router<Arc<Counters>> {
                 )
             }),
         )
+        // A text area of 150 words drawn by Math.random (MiniWoB++'s scroll-text): its last
+        // word, typed into the field, wins.
+        .route(
+            "/last-word",
+            get(|| async {
+                widget_page(
+                    "Last word",
+                    "<textarea id=text rows=4></textarea>\
+                     <input id=answer><button id=go>Submit</button>",
+                    "const pool = ['amet', 'lorem', 'ipsum', 'dolor', 'tellus', 'vitae', 'magna',\
+                       'sodales', 'egestas', 'faucibus', 'aliquam', 'pretium', 'viverra', 'integer'];\
+                     const words = Array.from({ length: 150 }, () =>\
+                       pool[Math.floor(Math.random() * pool.length)]);\
+                     words.push('zygote');\
+                     document.getElementById('text').value = words.join(' ') + '.';\
+                     document.getElementById('go').addEventListener('click', () =>\
+                       document.getElementById('answer').value === 'zygote' ? win() : lose());",
+                )
+            }),
+        )
+        // A search form whose fields no <label> names, in rows shuffled by Math.random
+        // (MiniWoB++'s multi-layouts): `layout=field` puts each label in a div beside the div
+        // that holds the field, `layout=after` puts it after the field. "fantasy", "Little",
+        // 2012 in the right fields win.
+        .route(
+            "/labels",
+            get(|Query(q): Query<HashMap<String, String>>| async move {
+                let after = q.get("layout").is_some_and(|l| l == "after");
+                let (rows, submit) = if after {
+                    (
+                        "<div class=entry><input id=genre><div class=tag>Genre</div></div>\
+                         <div class=entry><input id=director><div class=tag>Director</div></div>\
+                         <div class=entry><input id=year><div class=tag>Year</div></div>",
+                        "<div class=footer><div id=go style='cursor:pointer'>Search</div></div>",
+                    )
+                } else {
+                    (
+                        "<div class=field><div class=label>Movie Genre</div><div class=input><input id=genre></div></div>\
+                         <div class=field><div class=label>Director Name</div><div class=input><input id=director></div></div>\
+                         <div class=field><div class=label>Released Date</div><div class=input><input id=year></div></div>",
+                        "<div class=submit-row><button id=go type=button>Go!</button></div>",
+                    )
+                };
+                widget_page(
+                    "Labels",
+                    &format!("<div id=rows>{rows}</div>{submit}"),
+                    "const rows = document.getElementById('rows');\
+                     const shuffled = Array.from(rows.children).sort(() => Math.random() - 0.5);\
+                     shuffled.forEach((row) => rows.appendChild(row));\
+                     const value = (id) => document.getElementById(id).value;\
+                     document.getElementById('go').addEventListener('click', () =>\
+                       value('genre') === 'fantasy' && value('director') === 'Little' && value('year') === '2012'\
+                         ? win() : lose());",
+                )
+            }),
+        )
 }

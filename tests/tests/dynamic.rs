@@ -432,6 +432,42 @@ async fn a_button_half_under_another_is_clicked_where_it_shows() {
     assert_eq!(labels(result), ["click \"ONE\"", "click \"TWO\""]);
 }
 
+/// The last word of a text area longer than 500 characters is the whole word (the page's
+/// values were cut at 500 characters, and "the last word" was the half a word there).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_last_word_of_a_long_text_is_typed_whole() {
+    let site = sites::serve(sites::dynamic()).await;
+    let goal = "Find the last word in the text area, enter it into the text field and hit Submit.";
+    let run = run(&site, "dyn-last-word", "/last-word", goal, "20").await;
+    let steps = labels(passed(&run));
+    assert!(steps.iter().any(|s| s.contains("\"zygote\"")), "{steps:?}");
+}
+
+/// Fields no <label> names are named by the one short text in the divs around them, before
+/// the div that holds the field or after the field (MiniWoB++'s multi-layouts: with nameless
+/// fields the values went in by guesswork and the budget ran out).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fields_are_named_by_the_text_of_the_divs_around_them() {
+    let site = sites::serve(sites::dynamic()).await;
+    let goal = "Search for fantasy movies directed by Little from year 2012.";
+    for (layout, year) in [("field", "Released Date"), ("after", "Year")] {
+        let path = format!("/labels?layout={layout}");
+        let run = run(&site, &format!("dyn-labels-{layout}"), &path, goal, "30").await;
+        let steps = labels(passed(&run));
+        // The form is filled whole, each value under its label (one field alone may be tried
+        // first: the search's path keeps it).
+        let form = steps.last().copied().unwrap_or_default();
+        for pair in [
+            format!("\"{year}\"=\"2012\""),
+            "=\"fantasy\"".to_owned(),
+            "=\"Little\"".to_owned(),
+        ] {
+            assert!(form.contains(&pair), "{layout}: {steps:?}");
+        }
+        assert!(steps.len() <= 2, "{layout}: {steps:?}");
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_list_that_holds_several_choices() {
     let site = sites::serve(sites::dynamic()).await;

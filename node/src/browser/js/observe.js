@@ -4,6 +4,9 @@
   const MAX_ELEMENTS = 400;
   const MAX_SNAPSHOT = 1500;
   const TIME_BUDGET_MS = 400;
+  // A value is kept whole up to here: "the last word" of a 150-word text area is past 500
+  // characters (MiniWoB++'s scroll-text typed a word cut in half).
+  const VALUE_MAX_CHARS = 2000;
   const started = performance.now();
   const elements = [];
   const seen = new Set();
@@ -223,7 +226,7 @@
   const addValue = (label, value, kind) => {
     label = clip(label, 80);
     // What a field holds is kept as it is (spaces too): a copy must be exact.
-    value = kind === "field" ? value.slice(0, 500) : clip(value, 500);
+    value = kind === "field" ? value.slice(0, VALUE_MAX_CHARS) : clip(value, VALUE_MAX_CHARS);
     if (value && values.length < 60) values.push({ label, value, kind });
   };
   for (const row of document.querySelectorAll("tr")) {

@@ -59,6 +59,42 @@ const looseLabel = (el) => {
       if (t.length <= 40) return t;
     }
   }
+  return wrapperLabel(el);
+};
+
+// The controls a wrapper may hold for its text to label a field.
+const FIELD_CONTROLS = "input:not([type=hidden]), select, textarea, button";
+
+// A field alone in its wrappers, beside one short text: `<div class=field><div
+// class=label>Genre</div><div class=input><input></div></div>`, `<div><input><span>Genre</span>
+// </div>`. Climbs while the wrapper holds no other control; the first wrapper with text decides,
+// and only when that text is one piece (a heading and a paragraph beside a field are no label).
+const wrapperLabel = (el) => {
+  let inner = el;
+  for (let depth = 0; depth < 3; depth++) {
+    const wrapper = inner.parentElement;
+    if (!wrapper || wrapper === document.body || wrapper.querySelectorAll(FIELD_CONTROLS).length !== 1) {
+      return "";
+    }
+    const texts = [];
+    for (const child of wrapper.childNodes) {
+      if (child === inner) continue;
+      let t = "";
+      if (child.nodeType === 3) {
+        t = child.textContent.trim();
+      } else if (child.nodeType === 1 && !["SCRIPT", "STYLE", "TEMPLATE"].includes(child.tagName)
+        && child.getClientRects().length > 0) {
+        t = (child.innerText || "").trim();
+      }
+      if (t) texts.push(t);
+    }
+    if (texts.length > 1) return "";
+    if (texts.length === 1) {
+      const t = clip(texts[0], 60).replace(/:$/, "");
+      return t.length <= 40 ? t : "";
+    }
+    inner = wrapper;
+  }
   return "";
 };
 
