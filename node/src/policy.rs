@@ -2264,10 +2264,12 @@ impl<E: Embedder> DefaultPolicy<E> {
                     for first in 0..spare.len().max(1) {
                         // The other unfitted fields take spare words, in turn.
                         let plan = (0..unfitted.len())
-                            .map(|k| match k.cmp(&at) {
-                                std::cmp::Ordering::Equal => Some(sources[v].value.clone()),
-                                std::cmp::Ordering::Less => spare_at(first, k),
-                                std::cmp::Ordering::Greater => spare_at(first, k - 1),
+                            .map(|k| {
+                                if k == at {
+                                    Some(sources[v].value.clone())
+                                } else {
+                                    spare_at(first, k - usize::from(k > at))
+                                }
                             })
                             .collect();
                         plans.push((plan, fit));
