@@ -17,7 +17,8 @@
 //! - [`arithmetic`]: sums and one-unknown equations a page poses, solved (values to type).
 //! - [`goal`]: what a goal's text names literally (quotes, numbers, names, positions).
 //! - [`worker`]: a node's loop: expansions, branch searches, replays and syncs asked by peers.
-//! - [`model`]: a sentence-embedding model (all-MiniLM-L6-v2 by default) run with candle.
+//! - [`model`]: a sentence-embedding model (all-MiniLM-L6-v2 by default): tokenizer, cache.
+//! - [`encoder`]: the BERT forward pass the sentence model runs on the CPU.
 //! - [`actor`]: the request/reply helper of the node's actors (swarm, browser pool).
 
 pub mod actor;
@@ -25,6 +26,7 @@ pub mod arithmetic;
 pub mod browser;
 pub mod consent;
 pub mod embed;
+pub mod encoder;
 pub mod environment;
 pub mod goal;
 pub mod index;

@@ -1,6 +1,7 @@
 //! A sentence-embedding model on the CPU: a sentence-transformers BERT folder (all-MiniLM-L6-v2
-//! by default: `config.json`, `tokenizer.json`, `model.safetensors`) run with candle, mean
-//! pooled over the attention mask and L2-normalised, so a dot product is a cosine.
+//! by default: `config.json`, `tokenizer.json`, `model.safetensors`) run by our own forward
+//! pass ([`crate::encoder`]), mean pooled over each text's tokens and L2-normalised, so a dot
+//! product is a cosine.
 //!
 //! It is CPU work of milliseconds per text: callers run it on a blocking thread, batch the texts
 //! of one observation, and rely on the cache (by text, bounded) so that a text seen before costs
@@ -8,14 +9,12 @@
 //! its weights ([`SentenceModel::digest`]): peers that embed with different models must not mix
 //! their vectors.
 
-use candle_core::{DType, Device, Tensor};
-use candle_nn::VarBuilder;
-use candle_transformers::models::bert::{BertModel, Config, DTYPE};
+use crate::encoder::{BertConfig, BertEncoder};
 use forager_protocol::digest::Digest32;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
-use tokenizers::{PaddingParams, PaddingStrategy, Tokenizer, TruncationParams};
+use tokenizers::{Tokenizer, TruncationParams};
 
 /// The model forager installs (`scripts/install-model`) and looks for by default.
 pub const DEFAULT_MODEL: &str = "all-MiniLM-L6-v2";
@@ -98,9 +97,8 @@ struct DiskCache {
 
 /// A loaded sentence-embedding model with its text cache.
 pub struct SentenceModel {
-    model: BertModel,
+    model: BertEncoder,
     tokenizer: Tokenizer,
-    device: Device,
     dim: usize,
     digest: Digest32,
     name: String,
@@ -145,18 +143,12 @@ impl SentenceModel {
             std::fs::read(&path).map_err(|source| ModelError::Io { path, source })
         };
         let config_path = dir.join("config.json");
-        let config: Config =
+        let config: BertConfig =
             serde_json::from_slice(&read("config.json")?).map_err(|e| ModelError::Config {
                 path: config_path.clone(),
                 detail: e.to_string(),
             })?;
-        let dim = serde_json::from_slice::<serde_json::Value>(&read("config.json")?)
-            .ok()
-            .and_then(|v| v.get("hidden_size")?.as_u64())
-            .ok_or_else(|| ModelError::Config {
-                path: config_path,
-                detail: "no hidden_size".into(),
-            })? as usize;
+        let dim = config.hidden_size;
         let tokenizer_path = dir.join("tokenizer.json");
         let tokenizer_error = |detail: String| ModelError::Tokenizer {
             path: tokenizer_path.clone(),
@@ -170,21 +162,15 @@ impl SentenceModel {
                 ..TruncationParams::default()
             }))
             .map_err(|e| tokenizer_error(e.to_string()))?;
-        tokenizer.with_padding(Some(PaddingParams {
-            strategy: PaddingStrategy::BatchLongest,
-            ..PaddingParams::default()
-        }));
+        // No padding: the encoder takes each text at its own length.
+        tokenizer.with_padding(None);
         let weights_path = dir.join("model.safetensors");
         let weights = read("model.safetensors")?;
         let digest = Digest32::of(&weights);
-        let device = Device::Cpu;
-        let weights_error = |detail: String| ModelError::Weights {
+        let model = BertEncoder::load(&config, &weights).map_err(|e| ModelError::Weights {
             path: weights_path.clone(),
-            detail,
-        };
-        let vars = VarBuilder::from_buffered_safetensors(weights, DTYPE, &device)
-            .map_err(|e| weights_error(e.to_string()))?;
-        let model = BertModel::load(vars, &config).map_err(|e| weights_error(e.to_string()))?;
+            detail: e.to_string(),
+        })?;
         let name = dir
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
@@ -192,7 +178,6 @@ impl SentenceModel {
         Ok(SentenceModel {
             model,
             tokenizer,
-            device,
             dim,
             digest,
             name,
@@ -355,32 +340,12 @@ impl SentenceModel {
             .tokenizer
             .encode_batch(texts.to_vec(), true)
             .map_err(|e| failed(&e))?;
-        let rows = encodings.len();
-        let width = encodings.first().map_or(0, |e| e.get_ids().len());
-        let flat = |pick: fn(&tokenizers::Encoding) -> &[u32]| -> Vec<u32> {
-            encodings.iter().flat_map(|e| pick(e).to_vec()).collect()
-        };
-        let tensor = |values: Vec<u32>| {
-            Tensor::from_vec(values, (rows, width), &self.device).map_err(|e| failed(&e))
-        };
-        let ids = tensor(flat(|e| e.get_ids()))?;
-        let types = tensor(flat(|e| e.get_type_ids()))?;
-        let mask = tensor(flat(|e| e.get_attention_mask()))?;
-        let hidden = self
-            .model
-            .forward(&ids, &types, Some(&mask))
-            .map_err(|e| failed(&e))?;
-        // Mean over the real tokens (padding masked out), then unit length.
-        let pooled = (|| {
-            let mask = mask.to_dtype(DType::F32)?.unsqueeze(2)?;
-            let summed = hidden.broadcast_mul(&mask)?.sum(1)?;
-            let counts = mask.sum(1)?.clamp(1e-9, f64::MAX)?;
-            let mean = summed.broadcast_div(&counts)?;
-            let norms = mean.sqr()?.sum_keepdim(1)?.sqrt()?.clamp(1e-12, f64::MAX)?;
-            mean.broadcast_div(&norms)?.to_vec2::<f32>()
-        })()
-        .map_err(|e: candle_core::Error| failed(&e))?;
-        Ok(pooled.into_iter().map(Arc::from).collect())
+        let inputs: Vec<(&[u32], &[u32])> = encodings
+            .iter()
+            .map(|e| (e.get_ids(), e.get_type_ids()))
+            .collect();
+        let vectors = self.model.embed(&inputs).map_err(|e| failed(&e))?;
+        Ok(vectors.into_iter().map(Arc::from).collect())
     }
 }
 

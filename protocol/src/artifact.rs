@@ -327,6 +327,23 @@ mod tests {
     use crate::risk::RiskClass;
     use ed25519_dalek::SigningKey;
 
+    /// A rollout's step values are compared with the signed tree's after a trip through
+    /// `rollouts.json`: every float must come back as the very same bits. This one did not
+    /// with serde_json's default (fast, not always correctly rounded) parser.
+    #[test]
+    fn floats_survive_a_json_round_trip_bit_for_bit() {
+        for value in [
+            0.410_469_818_115_234_36_f64,
+            0.1 + 0.2,
+            1e-300,
+            0.522_660_513_281_822_2,
+        ] {
+            let text = serde_json::to_string(&value).expect("serialises");
+            let back: f64 = serde_json::from_str(&text).expect("parses");
+            assert_eq!(back.to_bits(), value.to_bits(), "{text}");
+        }
+    }
+
     fn task() -> TaskSpec {
         TaskSpec::new(
             "http://127.0.0.1:1/",

@@ -9,13 +9,31 @@ use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-/// The `forager` binary built with the same profile as the running test, building it first if
-/// it is missing or stale (as when only this package's tests were asked for). Cargo is asked
-/// once per test process: the tests of one binary run in parallel and would otherwise queue on
-/// cargo's build lock, each inside its own time limit.
+/// The variable naming a `forager` binary already built for the tests (`scripts/test` builds
+/// it with the test binaries, in one build, and sets it).
+pub const BINARY_VARIABLE: &str = "FORAGER_BIN";
+
+/// The `forager` binary: the one [`BINARY_VARIABLE`] names, else the one built with the same
+/// profile as the running test, building it first if it is missing or stale (as when only
+/// this package's tests were asked for). Cargo is asked once per test process: the tests of
+/// one binary run in parallel and would otherwise queue on cargo's build lock, each inside its
+/// own time limit.
 pub fn forager_binary() -> PathBuf {
     static BINARY: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
-    BINARY.get_or_init(build_forager).clone()
+    BINARY.get_or_init(find_or_build_forager).clone()
+}
+
+fn find_or_build_forager() -> PathBuf {
+    if let Some(binary) = std::env::var_os(BINARY_VARIABLE) {
+        let binary = PathBuf::from(binary);
+        assert!(
+            binary.is_file(),
+            "{BINARY_VARIABLE}={} is not a file",
+            binary.display()
+        );
+        return binary;
+    }
+    build_forager()
 }
 
 fn build_forager() -> PathBuf {
@@ -38,6 +56,36 @@ fn build_forager() -> PathBuf {
     let status = build.status().expect("cargo runs");
     assert!(status.success(), "building forager failed");
     binary
+}
+
+/// The variable that lists the capabilities whose tests may be skipped on this machine
+/// (comma-separated, e.g. `FORAGER_TEST_SKIP=netns`). CI never sets it.
+pub const SKIP_VARIABLE: &str = "FORAGER_TEST_SKIP";
+
+/// Gates a test on a capability of the machine (`netns`: network namespaces with veth pairs).
+/// Where the capability is missing (`missing` says why), the test fails with that reason,
+/// unless [`SKIP_VARIABLE`] names the capability: then it says on stderr that it was skipped
+/// and the caller returns. So a green suite means every test ran, unless someone said
+/// otherwise, and the output says so.
+///
+/// Returns `true` when the test should run.
+pub fn require(capability: &str, test: &str, missing: Option<String>) -> bool {
+    let Some(why) = missing else {
+        return true;
+    };
+    let skipped = std::env::var(SKIP_VARIABLE).is_ok_and(|list| skip_listed(&list, capability));
+    assert!(
+        skipped,
+        "{test} needs {capability}, which this machine lacks: {why}. Set \
+         {SKIP_VARIABLE}={capability} to skip this test explicitly."
+    );
+    eprintln!("SKIPPED {test}: {capability} unavailable ({why}); {SKIP_VARIABLE} names it");
+    false
+}
+
+/// Whether a comma-separated skip list names `capability`.
+fn skip_listed(list: &str, capability: &str) -> bool {
+    list.split(',').any(|item| item.trim() == capability)
 }
 
 /// A `forager queen` or `forager node` process and what it printed about itself.
@@ -529,5 +577,33 @@ pub fn claiming(
         locations: Vec::new(),
         states: Vec::new(),
         tree: Default::default(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_skip_list_names_capabilities_exactly() {
+        assert!(skip_listed("netns", "netns"));
+        assert!(skip_listed("chromium, netns", "netns"));
+        assert!(!skip_listed("netns2", "netns"));
+        assert!(!skip_listed("", "netns"));
+    }
+
+    #[test]
+    fn a_present_capability_runs_the_test() {
+        assert!(require("anything", "a test", None));
+    }
+
+    #[test]
+    #[should_panic(expected = "lacks: no such thing here")]
+    fn a_missing_capability_fails_unless_skipped_by_name() {
+        require(
+            "a-capability-no-skip-list-names",
+            "a test",
+            Some("no such thing here".into()),
+        );
     }
 }

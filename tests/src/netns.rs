@@ -9,7 +9,8 @@
 //! process): when the holder dies, with the [`Lab`] or with the test process, the namespace
 //! and its links go too, so a crashed test leaves nothing configured behind, and a long run
 //! (the soak) keeps its lab as long as it needs. Where the machine refuses namespaces (no CAP_SYS_ADMIN,
-//! no `ip`, no `nsenter`), [`Lab::create`] says why and the tests skip.
+//! no `ip`, no `nsenter`), [`Lab::create`] says why and the tests fail with that reason,
+//! unless `FORAGER_TEST_SKIP=netns` says to skip them ([`crate::require`]).
 
 use std::net::Ipv4Addr;
 use std::path::Path;

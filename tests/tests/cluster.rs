@@ -271,6 +271,63 @@ async fn a_node_killed_mid_task_loses_its_branch_to_another() {
     cluster.stop().await;
 }
 
+/// The processes whose command line names `path`.
+fn naming(path: &Path) -> Vec<(u32, String)> {
+    forager_tests::processes_with(&path.display().to_string())
+}
+
+/// A node killed with SIGKILL takes its browser with it, and a node restarted on the same data
+/// removes the profiles the killed one left.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_killed_node_leaves_no_browser_and_its_restart_clears_its_profiles() {
+    let mut cluster = cluster("killed-node-browsers", 1).await;
+    let node = cluster.nodes.remove(0);
+    let profiles = node.data.join("browsers");
+    // A node starts its browser before it says it listens.
+    assert!(!naming(&profiles).is_empty(), "the node's browser runs");
+    let mut child = node.child;
+    child.start_kill().expect("SIGKILL");
+    let _ = child.wait().await;
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !naming(&profiles).is_empty() {
+        assert!(
+            Instant::now() < deadline,
+            "Chromium outlived its killed node: {:?}",
+            naming(&profiles)
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let before: Vec<_> = std::fs::read_dir(&profiles)
+        .expect("profiles")
+        .flatten()
+        .map(|e| e.file_name())
+        .collect();
+    assert!(
+        !before.is_empty(),
+        "a killed node leaves its profile behind"
+    );
+    let restarted = spawn_peer(
+        "node",
+        &node.data,
+        &cluster.key,
+        &["--bootstrap", cluster.queen.address.as_str()],
+        &cluster.prefix,
+    )
+    .await;
+    let after: Vec<_> = std::fs::read_dir(&profiles)
+        .expect("profiles")
+        .flatten()
+        .map(|e| e.file_name())
+        .collect();
+    assert!(
+        before.iter().all(|old| !after.contains(old)),
+        "the restarted node removed {before:?}, has {after:?}"
+    );
+    assert_eq!(after.len(), 1, "its own profile only: {after:?}");
+    cluster.nodes.push(restarted);
+    cluster.stop().await;
+}
+
 /// A `forager` command against the cluster's queen (`status`, `cancel`, `result`).
 async fn operator(
     cluster: &Cluster,

@@ -497,7 +497,18 @@ async fn explore_and_count_leftovers(
     signal: Option<(&str, std::time::Duration)>,
 ) -> (Option<i32>, usize, Vec<(u32, String)>, std::path::PathBuf) {
     let prefix = forager_tests::unique_prefix(test);
+    explore_in(&prefix, &std::env::temp_dir(), args, signal).await
+}
+
+/// [`explore_and_count_leftovers`] with a given profile prefix and temporary directory.
+async fn explore_in(
+    prefix: &str,
+    tmp: &std::path::Path,
+    args: &[&str],
+    signal: Option<(&str, std::time::Duration)>,
+) -> (Option<i32>, usize, Vec<(u32, String)>, std::path::PathBuf) {
     let out = std::env::temp_dir().join(format!("{prefix}out"));
+    let _ = std::fs::remove_dir_all(&out);
     let binary = tokio::task::spawn_blocking(forager_binary)
         .await
         .expect("build helper");
@@ -507,7 +518,8 @@ async fn explore_and_count_leftovers(
         .arg("--no-memory")
         .arg("--out")
         .arg(&out)
-        .env("FORAGER_PROFILE_PREFIX", &prefix)
+        .env("FORAGER_PROFILE_PREFIX", prefix)
+        .env("TMPDIR", tmp)
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()
@@ -519,7 +531,7 @@ async fn explore_and_count_leftovers(
         if let Some(status) = child.try_wait().expect("waitable") {
             break status.code();
         }
-        groups.extend(forager_tests::chromium_groups(&prefix));
+        groups.extend(forager_tests::chromium_groups(prefix));
         if let Some((name, after)) = signal
             && !signalled
             && started.elapsed() >= after
@@ -540,7 +552,7 @@ async fn explore_and_count_leftovers(
     };
     // Counted at once: a program that owns browsers waits for them before it exits.
     let left = forager_tests::processes_in_groups(&groups);
-    forager_tests::assert_no_chromium_left(&prefix);
+    forager_tests::assert_no_chromium_left(prefix);
     (code, groups.len(), left, out)
 }
 
@@ -601,4 +613,62 @@ async fn no_browser_outlives_an_interrupted_explore() {
         let error = result.error.expect("an interrupted run is failing");
         assert_eq!(error.reason.as_str(), "interrupted", "SIG{signal}");
     }
+}
+
+/// SIGKILL gives forager no chance to clean up: its browsers die with it all the same (they
+/// start with a parent-death signal, and Chromium's helpers follow their main process), and
+/// what it could not remove (profiles, Chromium's socket folders) the next run removes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_browser_outlives_a_killed_explore_and_the_next_run_clears_its_folders() {
+    let docs = sites::serve(sites::docs()).await;
+    let url = docs.url("/docs");
+    let prefix = forager_tests::unique_prefix("killed");
+    let tmp = std::env::temp_dir().join(format!("{prefix}tmp"));
+    let _ = std::fs::remove_dir_all(&tmp);
+    std::fs::create_dir_all(&tmp).expect("a temporary directory for the runs");
+    let (code, groups, _, _) = explore_in(
+        &prefix,
+        &tmp,
+        &[
+            "--url",
+            &url,
+            "--goal",
+            "Find the page that does not exist",
+            "--success-text",
+            "no page says this",
+            "--budget",
+            "5000",
+        ],
+        Some(("KILL", std::time::Duration::from_secs(3))),
+    )
+    .await;
+    assert_eq!(code, None, "killed by a signal");
+    assert!(groups >= 1, "browsers ran before the kill");
+    // `explore_in` waited (10 s at most) until no process named the prefix: every browser
+    // and helper died with forager. Its folders are still there.
+    let left: Vec<String> = std::fs::read_dir(&tmp)
+        .expect("tmp")
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(
+        left.iter().any(|name| name.starts_with(&prefix)),
+        "a killed forager leaves its profiles: {left:?}"
+    );
+    let (code, _, _, _) = explore_in(
+        &prefix,
+        &tmp,
+        &[
+            "--url",
+            &url,
+            "--goal",
+            "Find how to configure the frobnicator timeout",
+            "--success-url",
+            "/docs/configuration/frobnicator/timeout$",
+        ],
+        None,
+    )
+    .await;
+    assert_eq!(code, Some(0));
+    forager_tests::assert_left_empty(&tmp);
 }

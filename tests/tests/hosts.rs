@@ -29,12 +29,13 @@ const PACE_MS: &str = "250";
 /// Every peer listens on this port of its own host.
 const PORT: u16 = 4001;
 
-/// A lab, or `None` with the reason printed (the test then returns).
+/// A lab. Where the machine cannot make one, the test fails with the reason, unless
+/// `FORAGER_TEST_SKIP=netns` says to skip it: then `None` (said on stderr) and the test returns.
 fn lab(hosts: usize, test: &str) -> Option<Lab> {
     match Lab::create(hosts) {
         Ok(lab) => Some(lab),
         Err(why) => {
-            eprintln!("{test}: skipped, this machine cannot make network namespaces: {why}");
+            forager_tests::require("netns", test, Some(why));
             None
         }
     }
@@ -63,8 +64,8 @@ impl Cluster {
         }
     }
 
-    /// A lab of `hosts` hosts with a queen and `nodes` nodes; `None` (said on stderr) where
-    /// the machine cannot make one.
+    /// A lab of `hosts` hosts with a queen and `nodes` nodes; `None` (said on stderr) only
+    /// where the machine cannot make one and `FORAGER_TEST_SKIP=netns` allows skipping.
     async fn up(
         hosts: usize,
         nodes: usize,

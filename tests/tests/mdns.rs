@@ -129,10 +129,13 @@ fn peer_id(output: &Output, kind: &str) -> Option<String> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn peers_started_with_mdns_find_each_other_and_others_do_not() {
-    if !namespaces_allowed() {
-        eprintln!(
-            "SKIPPED: cannot build a network namespace here (unshare -n, ip or nsenter refused)"
-        );
+    let missing = (!namespaces_allowed())
+        .then(|| "unshare -n, ip or nsenter refused to build a network namespace".to_owned());
+    if !forager_tests::require(
+        "netns",
+        "peers_started_with_mdns_find_each_other_and_others_do_not",
+        missing,
+    ) {
         return;
     }
     let dir = tempfile::tempdir().expect("dir");

@@ -4,6 +4,15 @@
 //! We launch Chromium ourselves (rather than through chromiumoxide) to own the process: its
 //! PID and process group, its stderr, and its profile directory. Chromium's helper processes
 //! outlive a killed parent, so dropping a [`BrowserProcess`] kills the whole group.
+//!
+//! However forager dies (SIGKILL, the OOM killer, a crash), its browsers die with it: Chromium
+//! starts with a parent-death signal (`PR_SET_PDEATHSIG` = SIGKILL), and once its main process
+//! is gone its helpers (zygotes, renderers, GPU and utility processes, crash handlers) exit on
+//! their own, within seconds (measured: none left 4 s after a SIGKILL of the main process).
+//! What a killed forager cannot remove, its browsers' profile folders and Chromium's socket
+//! folders, the next forager that launches a browser in the same place removes: each profile
+//! holds `forager.lock`, locked (`flock`) by the process that owns it, and a profile whose lock
+//! can be taken has no living owner ([`sweep_stale_profiles`]).
 
 use chromiumoxide::Browser;
 use futures::StreamExt;
@@ -109,6 +118,8 @@ pub struct BrowserProcess {
     pid: u32,
     child: Option<tokio::process::Child>,
     handler: tokio::task::JoinHandle<()>,
+    /// `forager.lock` in the profile, locked while this process owns the profile.
+    _owner: std::fs::File,
     // Declared last: removed after the processes are gone.
     profile: tempfile::TempDir,
 }
@@ -138,16 +149,17 @@ impl BrowserProcess {
     }
 
     async fn launch_once(options: &BrowserOptions) -> Result<BrowserProcess, LaunchError> {
-        let mut builder = tempfile::Builder::new();
-        builder.prefix(&options.profile_prefix);
-        let profile = match &options.profile_dir {
-            Some(dir) => {
-                std::fs::create_dir_all(dir).map_err(LaunchError::Profile)?;
-                builder.tempdir_in(dir)
-            }
-            None => builder.tempdir(),
-        }
-        .map_err(LaunchError::Profile)?;
+        let root = options
+            .profile_dir
+            .clone()
+            .unwrap_or_else(std::env::temp_dir);
+        std::fs::create_dir_all(&root).map_err(LaunchError::Profile)?;
+        sweep_once(&root, &options.profile_prefix);
+        let profile = tempfile::Builder::new()
+            .prefix(&options.profile_prefix)
+            .tempdir_in(&root)
+            .map_err(LaunchError::Profile)?;
+        let owner = lock_profile(profile.path()).map_err(LaunchError::Profile)?;
         let mut command = tokio::process::Command::new(&options.executable);
         command
             .args(FLAGS)
@@ -163,6 +175,7 @@ impl BrowserProcess {
             .env("XDG_CONFIG_HOME", profile.path())
             .process_group(0)
             .kill_on_drop(true);
+        die_with_this_thread(&mut command);
         let started = Instant::now();
         let mut child = command.spawn().map_err(|source| LaunchError::Spawn {
             path: options.executable.clone(),
@@ -243,6 +256,7 @@ impl BrowserProcess {
             pid,
             child: Some(child),
             handler,
+            _owner: owner,
             profile,
         })
     }
@@ -318,13 +332,118 @@ impl Drop for BrowserProcess {
     }
 }
 
-/// Kills the processes outside the browser's group that belong to it (the crash handler:
-/// its command line names the profile); returns their pids.
-fn kill_stragglers(profile: &Path) -> Vec<rustix::process::Pid> {
-    let needle = profile.display().to_string();
-    let mut killed = Vec::new();
+/// Asks the kernel to SIGKILL the browser when the thread that starts it ends: with the
+/// process, however it ends, or earlier if that thread ends first. Browsers are launched from
+/// the runtime's worker threads (the pool's task), which live as long as the runtime.
+#[allow(unsafe_code)]
+fn die_with_this_thread(command: &mut tokio::process::Command) {
+    let parent = rustix::process::getpid();
+    // SAFETY: the closure runs in the child between fork and exec, where only
+    // async-signal-safe work is allowed. It makes two raw system calls through rustix (prctl,
+    // getppid) and builds its error from an errno: no allocation, no lock.
+    unsafe {
+        command.pre_exec(move || {
+            rustix::process::set_parent_process_death_signal(Some(rustix::process::Signal::KILL))?;
+            // forager died between fork and prctl: the signal will never come.
+            if rustix::process::getppid() != Some(parent) {
+                return Err(rustix::io::Errno::SRCH.into());
+            }
+            Ok(())
+        });
+    }
+}
+
+/// The file in a profile that its owner keeps locked.
+const OWNER_LOCK: &str = "forager.lock";
+
+/// A profile folder without a lock (made by an older forager, or one killed between making
+/// the folder and its lock) is removed only when this old and no process names it.
+const UNLOCKED_PROFILE_AGE: Duration = Duration::from_secs(60);
+
+/// Creates and locks `forager.lock` in a new profile; the lock lasts as long as the file
+/// stays open (it is not inherited by Chromium: the file is close-on-exec).
+fn lock_profile(profile: &Path) -> std::io::Result<std::fs::File> {
+    let file = std::fs::File::create(profile.join(OWNER_LOCK))?;
+    file.try_lock().map_err(|error| match error {
+        std::fs::TryLockError::Error(error) => error,
+        std::fs::TryLockError::WouldBlock => {
+            std::io::Error::other("a fresh profile's lock is held by someone else")
+        }
+    })?;
+    Ok(file)
+}
+
+/// Sweeps `root` once per process ([`sweep_stale_profiles`]), before the first browser this
+/// process launches there.
+fn sweep_once(root: &Path, prefix: &str) {
+    static SWEPT: std::sync::Mutex<Vec<(PathBuf, String)>> = std::sync::Mutex::new(Vec::new());
+    let key = (root.to_path_buf(), prefix.to_owned());
+    {
+        // No await under this lock.
+        let Ok(mut swept) = SWEPT.lock() else {
+            return;
+        };
+        if swept.contains(&key) {
+            return;
+        }
+        swept.push(key);
+    }
+    let removed = sweep_stale_profiles(root, prefix);
+    if removed > 0 {
+        tracing::info!(
+            removed,
+            root = %root.display(),
+            "removed the browser profiles of a forager that was killed"
+        );
+    }
+}
+
+/// Removes what killed forager processes left in `root`: every profile folder named with
+/// `prefix` whose `forager.lock` no process holds (its owner is dead), with Chromium's socket
+/// folder and any process still naming it (SIGKILL); a folder without a lock only when it is
+/// older than [`UNLOCKED_PROFILE_AGE`] and no process names it. Profiles of living forager
+/// processes are left alone, whoever they belong to. Returns how many folders were removed.
+pub fn sweep_stale_profiles(root: &Path, prefix: &str) -> usize {
+    let Ok(entries) = std::fs::read_dir(root) else {
+        return 0;
+    };
+    let mut removed = 0;
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if !entry.file_name().to_string_lossy().starts_with(prefix) || !path.is_dir() {
+            continue;
+        }
+        let stale = match std::fs::File::open(path.join(OWNER_LOCK)) {
+            // Held (WouldBlock) means alive; an error locking is no proof of death either.
+            Ok(lock) => lock.try_lock().is_ok(),
+            Err(_) => {
+                let old = entry
+                    .metadata()
+                    .and_then(|m| m.modified())
+                    .ok()
+                    .and_then(|modified| modified.elapsed().ok())
+                    .is_some_and(|age| age >= UNLOCKED_PROFILE_AGE);
+                old && processes_naming(&path).is_empty()
+            }
+        };
+        if !stale {
+            continue;
+        }
+        kill_stragglers(&path);
+        remove_singleton_dir(&path);
+        if std::fs::remove_dir_all(&path).is_ok() {
+            removed += 1;
+        }
+    }
+    removed
+}
+
+/// The processes whose command line names `path`.
+fn processes_naming(path: &Path) -> Vec<rustix::process::Pid> {
+    let needle = path.display().to_string();
+    let mut found = Vec::new();
     let Ok(entries) = std::fs::read_dir("/proc") else {
-        return killed;
+        return found;
     };
     for entry in entries.flatten() {
         let Some(pid) = entry
@@ -338,9 +457,18 @@ fn kill_stragglers(profile: &Path) -> Vec<rustix::process::Pid> {
         };
         let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
         if String::from_utf8_lossy(&cmdline).contains(&needle) {
-            let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
-            killed.push(pid);
+            found.push(pid);
         }
+    }
+    found
+}
+
+/// Kills the processes outside the browser's group that belong to it (the crash handler:
+/// its command line names the profile); returns their pids.
+fn kill_stragglers(profile: &Path) -> Vec<rustix::process::Pid> {
+    let killed = processes_naming(profile);
+    for &pid in &killed {
+        let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
     }
     killed
 }
