@@ -533,7 +533,7 @@ impl Actor {
     /// The result of an ended task no longer in memory, from its folder (a small file; the
     /// tasks this old are seldom asked for, so the actor reads it itself).
     fn result_on_disk(&self, task: TaskId) -> Option<RunResult> {
-        let path = self.task_dir(task).join(crate::artifacts::RESULT_FILE);
+        let path = self.task_dir(task).join(crate::journal::RESULT_FILE);
         let file = std::fs::File::open(&path).ok()?;
         if file.metadata().ok()?.len() > MAX_RESULT_BYTES {
             tracing::warn!(path = %path.display(), "result too large to read back");
@@ -2397,7 +2397,7 @@ struct ArtifactJob {
 impl ArtifactJob {
     fn write(mut self) -> TaskId {
         let id = self.id;
-        let mut files = vec![crate::journal::JOURNAL_FILE, crate::artifacts::RESULT_FILE];
+        let mut files = vec![crate::journal::JOURNAL_FILE, crate::journal::RESULT_FILE];
         if let Some(kept) = &self.kept_reports {
             match crate::artifacts::write_rollouts(&self.dir, &id, kept) {
                 Ok(()) => files.push(crate::artifacts::ROLLOUTS_FILE),

@@ -4,11 +4,13 @@
 
 mod capsule;
 mod cli;
+mod cluster_key;
 mod consent;
 mod demo;
 mod demo_site;
 mod embedder;
 mod explore;
+mod inputs;
 mod operator;
 mod peers;
 mod replay;
