@@ -272,7 +272,7 @@ mod tests {
         TaskSpec::new(
             "http://127.0.0.1:8080/",
             "Buy it",
-            vec![forager_protocol::task::SuccessPredicate::TextPresent(
+            vec![forager_protocol::predicate::SuccessPredicate::TextPresent(
                 "Thanks".into(),
             )],
         )

@@ -20,6 +20,13 @@
 //! - [`model`]: a sentence-embedding model (all-MiniLM-L6-v2 by default): tokenizer, cache.
 //! - [`encoder`]: the BERT forward pass the sentence model runs on the CPU.
 //! - [`actor`]: the request/reply helper of the node's actors (swarm, browser pool).
+//! - [`consent`]: consents as a node uses them: the revocations it knows of, which of a task's
+//!   consents hold, and what they permit below a branch's root.
+//! - [`item_controls`]: controls that mean something only through their item (a dish's "+",
+//!   a cart row's stepper), pressed for the items the goal names or counts.
+//! - [`superlative`]: the item the goal wants at an extreme ("the cheapest flight"), whose
+//!   controls the default policy lifts.
+//! - [`metrics`]: what a node counts for Prometheus (`forager node --metrics`).
 
 pub mod actor;
 pub mod arithmetic;

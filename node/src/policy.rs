@@ -16,11 +16,12 @@ use crate::embed::{SparseVector, action_key, stable_hash, text_features};
 use crate::environment::Candidate;
 use crate::goal::{GoalReading, Quoted, words_of};
 use crate::model::SentenceModel;
+use forager_protocol::action::ActionShape;
 use forager_protocol::action::FieldValue;
 use forager_protocol::observation::{
     Element, Observation, PageValue, PageValueKind, ScrollPosition,
 };
-use forager_protocol::risk::{self, ActionShape, RiskContext};
+use forager_protocol::risk::{self, RiskContext};
 use forager_protocol::{Action, FillValue, RiskClass, ScrollEdge, SliderMove, Target};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;

@@ -6,7 +6,6 @@
 //! that come from the task's inputs stay references to the input by name, so that a recorded
 //! trajectory or a compiled workflow never bakes in a secret.
 
-use crate::risk::ActionShape;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
@@ -210,6 +209,39 @@ impl ScrollEdge {
             ScrollEdge::Bottom => "bottom",
         }
     }
+}
+
+/// The shape of an action, as far as risk and submission are concerned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ActionShape {
+    /// A click on a control (link, button, clickable element).
+    Click,
+    /// Typing into a field; `enter` if the value is followed by Enter.
+    Fill {
+        /// Whether Enter is pressed after the value.
+        enter: bool,
+    },
+    /// Choosing an option of a select.
+    Select,
+    /// Scrolling a box.
+    Scroll,
+    /// Resting the pointer on an element.
+    Hover,
+    /// A key press; `enter` if the key is Enter.
+    Press {
+        /// Whether the key is Enter.
+        enter: bool,
+    },
+    /// Going to a URL.
+    Navigate,
+    /// History back.
+    Back,
+    /// Accepting a dialog (alert, confirm, prompt).
+    AcceptDialog,
+    /// Dismissing a dialog.
+    DismissDialog,
+    /// Declaring the task finished.
+    Done,
 }
 
 impl Action {

@@ -348,7 +348,9 @@ mod tests {
         TaskSpec::new(
             "http://127.0.0.1:1/",
             "find it",
-            vec![crate::task::SuccessPredicate::UrlMatches("/found$".into())],
+            vec![crate::predicate::SuccessPredicate::UrlMatches(
+                "/found$".into(),
+            )],
         )
     }
 

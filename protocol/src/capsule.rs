@@ -21,9 +21,9 @@
 use crate::codec::{CodecError, canonical_bytes, decode_body};
 use crate::consent::{SignedRevocation, revoked_at};
 use crate::digest::Digest32;
+use crate::predicate::SuccessPredicate;
 use crate::risk::RiskClass;
 use crate::signing::{Domain, SignatureError, Signed};
-use crate::task::SuccessPredicate;
 use chacha20poly1305::aead::{Aead, KeyInit, Payload};
 use serde::{Deserialize, Serialize};
 

@@ -4,6 +4,8 @@
 //! # Layout
 //!
 //! - [`task`]: the task a user hands to forager and its validation.
+//! - [`predicate`]: how success is recognised (the predicates a task and a capsule's login are
+//!   checked by).
 //! - [`action`], [`observation`]: what an agent does on a page and what it sees there.
 //! - [`fingerprint`]: the identity of a page state (two observations with one fingerprint are
 //!   the same state).
@@ -36,6 +38,7 @@ pub mod fingerprint;
 pub mod meaningful;
 pub mod observation;
 pub mod outcome;
+pub mod predicate;
 pub mod result;
 pub mod risk;
 pub mod score;

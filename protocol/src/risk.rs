@@ -8,6 +8,7 @@
 //! accessible name labels the field (its purpose), not an action, so a fill on its own is
 //! read-only; a fill with Enter submits the form and is classified by the form's submit control.
 
+use crate::action::{Action, ActionShape};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
@@ -91,39 +92,6 @@ impl From<RiskClass> for u8 {
     fn from(class: RiskClass) -> u8 {
         class.level()
     }
-}
-
-/// The shape of an action, as far as risk and submission are concerned.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub enum ActionShape {
-    /// A click on a control (link, button, clickable element).
-    Click,
-    /// Typing into a field; `enter` if the value is followed by Enter.
-    Fill {
-        /// Whether Enter is pressed after the value.
-        enter: bool,
-    },
-    /// Choosing an option of a select.
-    Select,
-    /// Scrolling a box.
-    Scroll,
-    /// Resting the pointer on an element.
-    Hover,
-    /// A key press; `enter` if the key is Enter.
-    Press {
-        /// Whether the key is Enter.
-        enter: bool,
-    },
-    /// Going to a URL.
-    Navigate,
-    /// History back.
-    Back,
-    /// Accepting a dialog (alert, confirm, prompt).
-    AcceptDialog,
-    /// Dismissing a dialog.
-    DismissDialog,
-    /// Declaring the task finished.
-    Done,
 }
 
 /// What the classifier knows about the action's target.
@@ -328,7 +296,7 @@ fn is_step_control(name: &str) -> bool {
 
 /// The class of an action from the action alone (its shape, its target's name and role), for
 /// those who did not see the page it was offered on: a replaying environment, the queen.
-pub fn classify_action(action: &crate::action::Action) -> RiskClass {
+pub fn classify_action(action: &Action) -> RiskClass {
     classify(
         action.shape(),
         &RiskContext {

@@ -6,7 +6,8 @@
 //! on a button). A fill is submit-shaped only with Enter: a field's accessible name labels what
 //! is typed, not an action, so a field labelled "Confirm password" commits nothing.
 
-use crate::risk::{ActionShape, normalise_name};
+use crate::action::ActionShape;
+use crate::risk::normalise_name;
 
 /// Verbs (and verb phrases) that commit something when they begin a control's name.
 const COMMIT_VERBS: &[&str] = &[

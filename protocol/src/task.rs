@@ -5,6 +5,7 @@
 
 use crate::capsule::{CapsuleRef, SessionState};
 use crate::consent::SignedConsent;
+use crate::predicate::SuccessPredicate;
 use crate::risk::RiskClass;
 use crate::score::ScoreWeights;
 use serde::{Deserialize, Serialize};
@@ -29,34 +30,6 @@ pub const MAX_DEPTH: u32 = 256;
 pub const MAX_CONSENTS: usize = 16;
 /// Compiled-size limit for URL regexes, so a hostile task cannot blow up memory.
 const REGEX_SIZE_LIMIT: usize = 1 << 20;
-
-/// How success is recognised. Never by reading prose: each predicate is checked mechanically.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum SuccessPredicate {
-    /// The page URL matches this regular expression.
-    UrlMatches(String),
-    /// This text is present in the page's visible text.
-    TextPresent(String),
-    /// An element matches this CSS selector.
-    SelectorPresent(String),
-    /// This JavaScript expression evaluates to `true` in the page.
-    JavaScript(String),
-    /// This JavaScript expression returns a value that passes the meaningful-output check.
-    Extraction(String),
-}
-
-impl SuccessPredicate {
-    fn argument(&self) -> &str {
-        match self {
-            SuccessPredicate::UrlMatches(s)
-            | SuccessPredicate::TextPresent(s)
-            | SuccessPredicate::SelectorPresent(s)
-            | SuccessPredicate::JavaScript(s)
-            | SuccessPredicate::Extraction(s) => s,
-        }
-    }
-}
 
 /// What the search may spend.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]

@@ -1084,9 +1084,10 @@ pub(crate) mod tests {
 
     use super::*;
     use crate::action::{FillValue, Locator, Target};
+    use crate::predicate::SuccessPredicate;
     use crate::score::ScoreWeights;
     use crate::signing::{Domain, SignatureError};
-    use crate::task::{Budget, SuccessPredicate};
+    use crate::task::Budget;
     use ed25519_dalek::SigningKey;
     use proptest::prelude::*;
 

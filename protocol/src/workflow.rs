@@ -13,9 +13,10 @@
 
 use crate::action::{Action, FillValue, Locator, Target};
 use crate::fingerprint::{Fingerprint, mask_digits};
+use crate::predicate::SuccessPredicate;
 use crate::result::ResultStep;
 use crate::risk::RiskClass;
-use crate::task::{SuccessPredicate, TaskError, TaskSpec};
+use crate::task::{TaskError, TaskSpec};
 use crate::wire::{PageInfo, TaskId};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};

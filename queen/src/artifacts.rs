@@ -25,9 +25,6 @@ use forager_protocol::workflow::{WORKFLOW_FILE, compile};
 use forager_protocol::{Action, TaskSpec};
 use std::path::{Path, PathBuf};
 
-/// The result document's file name in a run directory.
-pub const RESULT_FILE: &str = "result.json";
-
 /// The file name of step `index`'s screenshot (1-based).
 pub fn screenshot_name(index: usize) -> String {
     format!("step-{index:02}.jpg")

@@ -422,6 +422,15 @@ fn insert_by_start(order: &mut VecDeque<(Instant, TaskId)>, started: Instant, id
     order.insert(at, (started, id));
 }
 
+/// Logs an answer read from disk that panicked (a finished one needs nothing more).
+fn log_answer_panic(done: Result<(), tokio::task::JoinError>) {
+    if let Err(error) = done
+        && error.is_panic()
+    {
+        tracing::error!(%error, "reading a task's files for a client panicked");
+    }
+}
+
 /// The largest `result.json` read back from disk.
 const MAX_RESULT_BYTES: u64 = 16 << 20;
 
@@ -433,10 +442,12 @@ impl Actor {
         mut internal: mpsc::Receiver<Internal>,
     ) {
         self.resume_journals();
-        // Every request to a node and every artifact job is owned here: awaited, its panic
-        // logged, the requests dropped and the writes finished when the queen stops.
+        // Every request to a node, every artifact job and every answer read from disk is owned
+        // here: awaited, its panic logged; when the queen stops the requests are dropped, the
+        // writes finished and the answers sent.
         let mut requests: JoinSet<()> = JoinSet::new();
         let mut writers: JoinSet<TaskId> = JoinSet::new();
+        let mut answers: JoinSet<()> = JoinSet::new();
         let mut tick = tokio::time::interval(Duration::from_millis(200));
         let stopped = loop {
             tokio::select! {
@@ -453,8 +464,9 @@ impl Actor {
                         tracing::error!(%error, "a request to a node panicked");
                     }
                 }
+                Some(done) = answers.join_next() => log_answer_panic(done),
                 event = events.recv() => match event {
-                    Some(event) => self.on_network(event).await,
+                    Some(event) => self.on_network(event, &mut answers).await,
                     None => break None,
                 },
                 _ = tick.tick() => {}
@@ -464,6 +476,12 @@ impl Actor {
             self.retire_settled();
         };
         requests.shutdown().await;
+        // A client reading a finished task's files (`forager result`) gets the listing or
+        // chunk it asked for: one directory or one bounded chunk, read while the network is
+        // still up.
+        while let Some(done) = answers.join_next().await {
+            log_answer_panic(done);
+        }
         // Nothing is lost on a stop: the artifacts of finished tasks are written first.
         self.start_writing(&mut writers);
         while let Some(written) = writers.join_next().await {
@@ -533,7 +551,7 @@ impl Actor {
     /// The result of an ended task no longer in memory, from its folder (a small file; the
     /// tasks this old are seldom asked for, so the actor reads it itself).
     fn result_on_disk(&self, task: TaskId) -> Option<RunResult> {
-        let path = self.task_dir(task).join(crate::artifacts::RESULT_FILE);
+        let path = self.task_dir(task).join(crate::journal::RESULT_FILE);
         let file = std::fs::File::open(&path).ok()?;
         if file.metadata().ok()?.len() > MAX_RESULT_BYTES {
             tracing::warn!(path = %path.display(), "result too large to read back");
@@ -739,7 +757,8 @@ impl Actor {
         Ok(id)
     }
 
-    async fn on_network(&mut self, event: NetworkEvent) {
+    /// Handles one network event; an answer read from disk is spawned into `answers`.
+    async fn on_network(&mut self, event: NetworkEvent, answers: &mut JoinSet<()>) {
         match event {
             NetworkEvent::PeerIdentified {
                 peer,
@@ -763,14 +782,20 @@ impl Actor {
                 peer,
                 message,
                 responder,
-            } => self.on_request(peer, *message, responder).await,
+            } => self.on_request(peer, *message, responder, answers).await,
             NetworkEvent::PeerIdentified { .. }
             | NetworkEvent::Announcement(_)
             | NetworkEvent::Listening(_) => {}
         }
     }
 
-    async fn on_request(&mut self, peer: PeerId, message: Message, responder: Responder) {
+    async fn on_request(
+        &mut self,
+        peer: PeerId,
+        message: Message,
+        responder: Responder,
+        answers: &mut JoinSet<()>,
+    ) {
         let answer = match message {
             Message::Submit(task) => match self.submit(*task) {
                 Ok(id) => Message::Accepted(id),
@@ -802,7 +827,7 @@ impl Actor {
                 Ok(dir) => {
                     // Reading a folder is I/O: off the actor, answered from there.
                     let network = self.network.clone();
-                    tokio::spawn(async move {
+                    answers.spawn(async move {
                         let answer = match list_task_files(dir).await {
                             Ok(files) => Message::Files(files),
                             Err(refusal) => refusal.into(),
@@ -816,7 +841,7 @@ impl Actor {
             Message::ReadFile { task, name, offset } => match self.finished_dir(task) {
                 Ok(dir) => {
                     let network = self.network.clone();
-                    tokio::spawn(async move {
+                    answers.spawn(async move {
                         let answer = match read_task_file(dir, &name, offset).await {
                             Ok(chunk) => Message::Chunk(chunk),
                             Err(refusal) => refusal.into(),
@@ -2397,7 +2422,7 @@ struct ArtifactJob {
 impl ArtifactJob {
     fn write(mut self) -> TaskId {
         let id = self.id;
-        let mut files = vec![crate::journal::JOURNAL_FILE, crate::artifacts::RESULT_FILE];
+        let mut files = vec![crate::journal::JOURNAL_FILE, crate::journal::RESULT_FILE];
         if let Some(kept) = &self.kept_reports {
             match crate::artifacts::write_rollouts(&self.dir, &id, kept) {
                 Ok(()) => files.push(crate::artifacts::ROLLOUTS_FILE),

@@ -15,6 +15,9 @@ use std::path::{Path, PathBuf};
 /// File name of a journal in its task directory.
 pub const JOURNAL_FILE: &str = "events.jsonl";
 
+/// The result document's file name in a run directory (written beside the journal).
+pub const RESULT_FILE: &str = "result.json";
+
 /// One entry.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "event", rename_all = "snake_case")]
@@ -429,7 +432,7 @@ fn rejected_by_default() -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use forager_protocol::task::SuccessPredicate;
+    use forager_protocol::predicate::SuccessPredicate;
 
     #[test]
     fn unfinished_journals_are_recovered_and_torn_lines_ignored() {
@@ -533,7 +536,7 @@ impl TaskDir {
 
     /// Writes `result.json` next to the journal (atomically).
     pub fn write_result(&self, result: &RunResult) {
-        let path = self.dir.join(crate::artifacts::RESULT_FILE);
+        let path = self.dir.join(RESULT_FILE);
         let temporary = self.dir.join("result.json.partial");
         let written = serde_json::to_string_pretty(result)
             .map_err(std::io::Error::other)

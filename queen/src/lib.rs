@@ -13,6 +13,8 @@
 //! - [`report`]: `report.html`, the page a person looks at.
 //! - [`cluster`]: starting a node or a queen: network, replica, worker or coordinator.
 //! - [`http`]: a router served on a loopback port (the demo site, the test fixtures).
+//! - [`metrics`]: Prometheus metrics over HTTP (`--metrics` on `forager queen` and
+//!   `forager node`): the queen's counters and gauges, and the server that answers scrapes.
 
 pub mod artifacts;
 pub mod cluster;

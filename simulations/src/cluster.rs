@@ -245,7 +245,7 @@ pub fn sim_task(site: &Site, budget: u32) -> TaskSpec {
     let mut task = TaskSpec::new(
         format!("http://sim.invalid/{:016x}", site.family),
         site.goal.clone(),
-        vec![forager_protocol::task::SuccessPredicate::UrlMatches(
+        vec![forager_protocol::predicate::SuccessPredicate::UrlMatches(
             format!(
                 "^sim://.*{}$",
                 regex_escape(&site.pages[site.goal_page as usize].path)

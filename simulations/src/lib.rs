@@ -8,6 +8,8 @@
 //! - [`strategies`]: MCTS and the `random`, `bfs` and `greedy` baselines.
 //! - [`batch`]: a strategy over many sites, summarised.
 //! - [`sweep`]: a grid over the score's weights, written as CSV and an SVG plot.
+//! - [`cluster`]: simulated sites for the real cluster (`forager node --sim SEED`), through the
+//!   same worker, queen and network code.
 
 pub mod batch;
 pub mod cluster;

@@ -12,7 +12,8 @@
 
 use forager_node::embed::{action_key, text_features, text_similarity};
 use forager_node::environment::Candidate;
-use forager_protocol::risk::{self, ActionShape, RiskContext};
+use forager_protocol::action::ActionShape;
+use forager_protocol::risk::{self, RiskContext};
 use forager_protocol::{Fingerprint, RiskClass};
 use rand::rngs::ChaCha8Rng;
 use rand::{RngExt, SeedableRng};

@@ -9,7 +9,7 @@ use forager_node::Environment;
 use forager_node::browser::{
     BrowserOptions, BrowserPool, ChromiumEnv, EnvOptions, NetworkLog, OriginGuard, Tab, Timeouts,
 };
-use forager_protocol::task::SuccessPredicate;
+use forager_protocol::predicate::SuccessPredicate;
 use forager_protocol::{Action, Fingerprint, TaskSpec};
 use forager_tests::sites;
 use std::sync::{Arc, Mutex};

@@ -1,5 +1,19 @@
 //! Helpers for forager's end-to-end tests: finding (and if need be building) the `forager`
 //! binary of the current profile, and running it with a timeout.
+//!
+//! # Layout
+//!
+//! - [`sites`]: fixture websites, each a real HTTP server on 127.0.0.1, with counters the tests
+//!   read.
+//! - [`app`]: a fixture admin application (login, CSRF, a SQLite state reset between runs).
+//! - [`mail`]: a web mail behind a login and a TOTP second factor, for the capsule tests.
+//! - [`delay`]: a TCP relay that delays what it forwards (link delay without `tc netem`).
+//! - [`netns`]: hosts as network namespaces, with links that can be cut, delayed and lossy.
+//! - [`bench`]: what the bench programs share: their command-line flags and medians.
+//!
+//! The tests themselves are in `tests/tests/` (one binary each), the benches in `tests/benches/`;
+//! `tests/tests/module_graph.rs` checks the shape of every crate's source (no import cycles,
+//! complete `# Layout` sections).
 // These helpers are synchronous (they wait for processes on the test thread): a blocking
 // sleep is their poll interval.
 #![allow(clippy::disallowed_methods)]

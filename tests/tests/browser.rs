@@ -6,7 +6,7 @@ use forager_node::Environment;
 use forager_node::browser::{BrowserOptions, BrowserPool, ChromiumEnv, EnvOptions, kill_group};
 use forager_node::environment::{Candidate, EnvError, StateInfo, Step};
 use forager_node::search::{Finish, NoObserver, SearchConfig, run};
-use forager_protocol::task::SuccessPredicate;
+use forager_protocol::predicate::SuccessPredicate;
 use forager_protocol::{Action, Fingerprint, TaskSpec};
 use forager_tests::sites;
 use forager_tests::{assert_no_chromium_left, assert_reaped, killing_on_purpose, unique_prefix};

@@ -8,8 +8,9 @@ use forager_node::browser::{BrowserOptions, BrowserPool, ChromiumEnv, EnvOptions
 use forager_node::environment::Environment;
 use forager_node::net::{Network, NetworkConfig, NodeIdentity, Role};
 use forager_protocol::digest::Digest32;
+use forager_protocol::predicate::SuccessPredicate;
 use forager_protocol::result::{RunResult, Status, StepVerification};
-use forager_protocol::task::{AfterCheck, SuccessPredicate};
+use forager_protocol::task::AfterCheck;
 use forager_protocol::wire::{FoundPath, StepSeen, TaskState};
 use forager_protocol::{Action, Fingerprint, RiskClass, TaskSpec};
 use forager_queen::cluster::{loopback, spawn_node, spawn_queen, wait_for_peers};

@@ -228,7 +228,7 @@ async fn report_renders_in_chromium(run: &Run, steps: usize) {
 /// A workflow with one parameter and one step, on `base`.
 fn small_workflow(base: &str) -> Vec<u8> {
     use forager_protocol::action::{FieldValue, Locator, Target};
-    use forager_protocol::task::SuccessPredicate;
+    use forager_protocol::predicate::SuccessPredicate;
     use forager_protocol::wire::PageInfo;
     use forager_protocol::{Action, FillValue, Fingerprint, RiskClass, TaskSpec};
     let task = TaskSpec::new(

@@ -6,7 +6,7 @@ use super::tab::{OriginGuard, Tab};
 use crate::environment::EnvError;
 use forager_protocol::meaningful::is_meaningful;
 use forager_protocol::observation::Observation;
-use forager_protocol::task::SuccessPredicate;
+use forager_protocol::predicate::SuccessPredicate;
 use forager_protocol::{Action, FillValue, Target, TaskSpec};
 use std::collections::BTreeMap;
 

@@ -11,6 +11,7 @@
 use crate::BadInput;
 use crate::cli::{CapsuleSecretArgs, CaptureArgs, LoginArgs, RefreshArgs};
 use crate::consent::{parse_validity, read_key_file, read_user_key, write_private};
+use crate::inputs::{parse_inputs, parse_totp};
 use anyhow::Context;
 use data_encoding::HEXLOWER;
 use ed25519_dalek::SigningKey;
@@ -24,8 +25,8 @@ use forager_protocol::capsule::{
     sign_capsule, totp,
 };
 use forager_protocol::consent::SignedRevocation;
+use forager_protocol::predicate::SuccessPredicate;
 use forager_protocol::signing::{Domain, Signed};
-use forager_protocol::task::SuccessPredicate;
 use forager_protocol::{ScoreWeights, TaskSpec};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -148,23 +149,6 @@ fn revocations() -> Result<Vec<SignedRevocation>, BadInput> {
         })?
         .load()
         .map_err(|e| BadInput(e.to_string()))
-}
-
-/// `--totp NAME=BASE32` pairs, each secret checked.
-pub fn parse_totp(pairs: &[String]) -> Result<BTreeMap<String, String>, BadInput> {
-    let mut secrets = BTreeMap::new();
-    for pair in pairs {
-        let (name, secret) = pair
-            .split_once('=')
-            .ok_or_else(|| BadInput(format!("--totp {pair:?}: write NAME=BASE32SECRET")))?;
-        let name = name.trim();
-        if name.is_empty() {
-            return Err(BadInput(format!("--totp {pair:?}: the name is empty")));
-        }
-        totp(secret, 0).map_err(|e| BadInput(format!("--totp {name}: {e}")))?;
-        secrets.insert(name.to_owned(), secret.to_owned());
-    }
-    Ok(secrets)
 }
 
 /// The codes of the moment for `secrets`, as inputs.
@@ -317,7 +301,7 @@ impl Login {
             user: read_user_key(&args.key)?,
             secret: read_secret(&args.secret)?,
             validity: parse_validity(&args.valid_for).map_err(BadInput)?,
-            inputs: crate::task_input::parse_inputs(&args.inputs)?,
+            inputs: parse_inputs(&args.inputs)?,
             totp_secrets: parse_totp(&args.totp)?,
         })
     }

@@ -216,7 +216,7 @@ pub fn approve(args: &ApproveArgs) -> anyhow::Result<ExitCode> {
 /// The task (from the journal's `submitted` event, inputs redacted) and the result of a run
 /// directory.
 fn read_run(dir: &Path) -> Result<(TaskSpec, RunResult), BadInput> {
-    let result_path = dir.join(forager_queen::artifacts::RESULT_FILE);
+    let result_path = dir.join(forager_queen::journal::RESULT_FILE);
     let bytes = std::fs::read(&result_path)
         .map_err(|e| BadInput(format!("cannot read {}: {e}", result_path.display())))?;
     let result: RunResult = serde_json::from_slice(&bytes)

@@ -6,7 +6,7 @@ use crate::explore::report;
 use crate::run::{RunOptions, default_out, run_task};
 use forager_node::browser::BrowserOptions;
 use forager_protocol::TaskSpec;
-use forager_protocol::task::SuccessPredicate;
+use forager_protocol::predicate::SuccessPredicate;
 use std::io::IsTerminal;
 use std::process::ExitCode;
 

@@ -1,14 +1,37 @@
 //! `forager`: the command-line program. Parses arguments, sets up logging, runs a command and
 //! maps its outcome to an exit status (0 success, 1 failing, 2 bad input). Errors are
 //! `anyhow` here, at the edge, and typed everywhere below.
+//!
+//! # Layout
+//!
+//! - [`cli`]: the command line: every command and flag, with what it does and its default.
+//! - [`explore`]: `forager explore`: one task on the embedded cluster, its result and exit status.
+//! - [`run`]: running one task on an embedded cluster (a queen and N nodes in this process) and
+//!   gathering its files into the run directory.
+//! - [`demo`], [`demo_site`]: `forager demo` and the bundled library site it explores.
+//! - [`simulate`]: `forager simulate`: strategy comparisons and weight sweeps on synthetic sites.
+//! - [`replay`]: `forager replay`: a compiled workflow run in Chromium without search.
+//! - [`verify`]: `forager verify`: a run directory's signed trajectory checked.
+//! - [`peers`]: `forager node`, `queen`, `submit` and `key`: the cluster over several processes.
+//! - [`operator`]: `forager status`, `cancel` and `result` against a running queen, and the
+//!   client connection to a queen they share with `submit`.
+//! - [`cluster_key`]: the cluster key's file, read or created.
+//! - [`capsule`]: `forager capsule`: a login captured, sealed and signed; a capsule mounted
+//!   into a task.
+//! - [`consent`]: the user's side of consent: `key --user`, `approve`, `revoke`, `--consent`.
+//! - [`task_input`]: a task built from command-line flags and task files (TOML or JSON).
+//! - [`inputs`]: the named values a task types (`--input`, `--totp`), read into maps.
+//! - [`embedder`]: the sentence model a command reads pages with, or none.
 
 mod capsule;
 mod cli;
+mod cluster_key;
 mod consent;
 mod demo;
 mod demo_site;
 mod embedder;
 mod explore;
+mod inputs;
 mod operator;
 mod peers;
 mod replay;

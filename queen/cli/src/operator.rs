@@ -3,6 +3,7 @@
 
 use crate::BadInput;
 use crate::cli::{QueenAddressArgs, ResultArgs, StatusArgs, TaskOnQueenArgs};
+use crate::cluster_key::read_cluster_key;
 use crate::explore::report;
 use crate::run::{RunOutcome, default_out};
 use forager_node::net::{Network, NetworkConfig, NodeIdentity, Role};
@@ -37,7 +38,7 @@ impl QueenClient {
                 _ => None,
             })
             .ok_or_else(|| BadInput("--queen must end with /p2p/<the queen's peer id>".into()))?;
-        let key = crate::peers::read_cluster_key(&args.cluster_key)?;
+        let key = read_cluster_key(&args.cluster_key)?;
         let (network, _events) = Network::start(
             &NodeIdentity::generate(),
             NetworkConfig {
@@ -317,7 +318,7 @@ async fn fetch_task(client: &QueenClient, task: TaskId, out: &Path) -> anyhow::R
         std::fs::write(&partial, &bytes)?;
         std::fs::rename(&partial, out.join(&file.name))?;
     }
-    let result_path = out.join(forager_queen::artifacts::RESULT_FILE);
+    let result_path = out.join(forager_queen::journal::RESULT_FILE);
     let text = std::fs::read_to_string(&result_path)
         .map_err(|e| anyhow::anyhow!("the task's folder has no result.json: {e}"))?;
     Ok(serde_json::from_str(&text)?)

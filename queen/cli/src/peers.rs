@@ -3,13 +3,14 @@
 
 use crate::BadInput;
 use crate::cli::{NodeArgs, PeerNetworkArgs, QueenArgs, SubmitArgs};
+use crate::cluster_key::read_or_create_cluster_key;
 use crate::explore::report;
 use crate::operator::QueenClient;
 use crate::run::{RunOutcome, default_out, write_json};
 use crate::task_input::build_task;
 use forager_node::browser::{BrowserOptions, BrowserPool, ChromiumFactory, EnvOptions};
 use forager_node::index::Replica;
-use forager_node::net::{NetworkConfig, NodeIdentity, Role, format_cluster_key, parse_cluster_key};
+use forager_node::net::{NetworkConfig, NodeIdentity, Role, format_cluster_key};
 use forager_node::worker::WorkerConfig;
 use forager_protocol::wire::RefusalReason;
 use forager_protocol::wire::{Message, TaskState};
@@ -46,14 +47,6 @@ fn allow_list(list: &[String]) -> Result<Option<HashSet<PeerId>>, BadInput> {
         .map(Some)
 }
 
-/// Reads a cluster key file.
-pub fn read_cluster_key(path: &Path) -> Result<[u8; 32], BadInput> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| BadInput(format!("cannot read cluster key {}: {e}", path.display())))?;
-    parse_cluster_key(&text).map_err(|e| BadInput(format!("cluster key {}: {e}", path.display())))
-}
-
-/// The cluster key given, or `data/cluster.key` (created when missing).
 /// The network settings of `forager node` or `queen`: addresses and the allow-list checked
 /// (bad ones are bad input), the cluster key read or created in `data`.
 fn network_config(
@@ -66,26 +59,11 @@ fn network_config(
         bootstrap: addresses(&args.bootstrap, "--bootstrap")?,
         allow: allow_list(&args.allow)?,
         mdns: args.mdns,
-        ..NetworkConfig::new(role, cluster_key(args.cluster_key.as_deref(), data)?)
+        ..NetworkConfig::new(
+            role,
+            read_or_create_cluster_key(args.cluster_key.as_deref(), data)?,
+        )
     })
-}
-
-fn cluster_key(given: Option<&Path>, data: &Path) -> anyhow::Result<[u8; 32]> {
-    if let Some(path) = given {
-        return Ok(read_cluster_key(path)?);
-    }
-    let path = data.join("cluster.key");
-    if path.exists() {
-        return Ok(read_cluster_key(&path)?);
-    }
-    std::fs::create_dir_all(data)?;
-    let key = forager_queen::cluster::random_cluster_key();
-    std::fs::write(&path, format_cluster_key(&key))?;
-    eprintln!(
-        "created a cluster key at {}: every peer of this cluster needs it (--cluster-key)",
-        path.display()
-    );
-    Ok(key)
 }
 
 /// Serves the metrics `source` encodes, when asked to.

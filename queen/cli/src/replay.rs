@@ -8,15 +8,17 @@
 use crate::BadInput;
 use crate::cli::ReplayArgs;
 use crate::explore::report;
+use crate::inputs::parse_inputs;
 use crate::run::{RunOutcome, default_out, write_json};
-use crate::task_input::{parse_inputs, read_init_script};
+use crate::task_input::read_init_script;
 use forager_node::browser::{
     BrowserOptions, BrowserPool, ReplayFailure, ReplayOptions, ReplayRun, replay_workflow,
 };
 use forager_protocol::FailureReason;
 use forager_protocol::result::{Metrics, RESULT_VERSION, ResultStep, RunError, RunResult, Status};
 use forager_protocol::workflow::Workflow;
-use forager_queen::artifacts::{RESULT_FILE, screenshot_name};
+use forager_queen::artifacts::screenshot_name;
+use forager_queen::journal::RESULT_FILE;
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::ExitCode;

@@ -17,12 +17,13 @@ use forager_protocol::result::{RESULT_VERSION, RunError, RunResult, Status};
 use forager_protocol::wire::{RefusalReason, TaskId, TaskState};
 use forager_protocol::workflow::WORKFLOW_FILE;
 use forager_protocol::{FailureReason, TaskSpec};
-use forager_queen::artifacts::{RESULT_FILE, ROLLOUTS_FILE, screenshot_name};
+use forager_queen::artifacts::{ROLLOUTS_FILE, screenshot_name};
 use forager_queen::cluster::{
     NodeHandle, QueenHandle, loopback, random_cluster_key, spawn_node, spawn_queen, wait_for_peers,
 };
 use forager_queen::coordinator::{Queen, QueenConfig};
 use forager_queen::journal::JOURNAL_FILE;
+use forager_queen::journal::RESULT_FILE;
 use forager_queen::report::REPORT_FILE;
 use indicatif::{ProgressBar, ProgressStyle};
 use std::path::{Path, PathBuf};

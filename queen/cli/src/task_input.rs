@@ -2,7 +2,8 @@
 
 use crate::BadInput;
 use crate::cli::TaskArgs;
-use forager_protocol::task::SuccessPredicate;
+use crate::inputs::{parse_inputs, parse_totp};
+use forager_protocol::predicate::SuccessPredicate;
 use forager_protocol::{RiskClass, TaskSpec};
 use std::path::Path;
 
@@ -28,20 +29,6 @@ pub fn read_init_script(path: Option<&Path>) -> Result<Option<String>, BadInput>
             .map_err(|e| BadInput(format!("cannot read init script {}: {e}", path.display())))
     })
     .transpose()
-}
-
-/// `--input NAME=VALUE` flags as a map.
-pub fn parse_inputs(
-    pairs: &[String],
-) -> Result<std::collections::BTreeMap<String, String>, BadInput> {
-    let mut inputs = std::collections::BTreeMap::new();
-    for pair in pairs {
-        let (name, value) = pair
-            .split_once('=')
-            .ok_or_else(|| BadInput(format!("--input expects NAME=VALUE, got {pair:?}")))?;
-        inputs.insert(name.trim().to_owned(), value.to_owned());
-    }
-    Ok(inputs)
 }
 
 /// The task the flags (and the task file, if any) describe, validated.
@@ -123,7 +110,7 @@ pub fn build_task(args: &TaskArgs) -> Result<BuiltTask, BadInput> {
     }
     // One-time codes are for a recovery's login only: a code in the task would change its
     // id every 30 seconds.
-    let totp_secrets = crate::capsule::parse_totp(&args.totp)?;
+    let totp_secrets = parse_totp(&args.totp)?;
     // The capsule first: mounting sets the α weight, which is part of the task's id.
     let mounted = match &args.capsule {
         Some(path) => Some(crate::capsule::mount(

@@ -19,7 +19,8 @@ mod html;
 mod tree;
 mod view;
 
-use crate::artifacts::{RESULT_FILE, screenshot_name};
+use crate::artifacts::screenshot_name;
+use crate::journal::RESULT_FILE;
 use crate::journal::{Entry, JOURNAL_FILE, read_entries};
 use forager_protocol::result::{ResultStep, RunResult};
 use forager_protocol::workflow::Workflow;
@@ -129,8 +130,8 @@ mod tests {
     use super::view::{NodeState, RunView, clip, short_peer};
     use super::*;
     use crate::journal::{JournalEvent, JournalTree, JournalTreeNode};
+    use forager_protocol::predicate::SuccessPredicate;
     use forager_protocol::result::{ApprovalNeeded, Metrics, RESULT_VERSION, RunError, Status};
-    use forager_protocol::task::SuccessPredicate;
     use forager_protocol::verdict::{Verdict, VerdictOutcome, VerdictTier};
     use forager_protocol::wire::{TreeStatus, WireCandidate};
     use forager_protocol::workflow::WORKFLOW_VERSION;
