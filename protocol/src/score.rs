@@ -101,12 +101,26 @@ impl ScoreInputs {
 /// The production-aware UCT score of a child. A child with no visits at all scores
 /// `f64::INFINITY`: callers order unvisited children by their policy prior instead.
 pub fn uct_score(weights: &ScoreWeights, child: &ScoreInputs) -> f64 {
+    uct_score_with_parent_log(weights, child, parent_log(child.parent_visits))
+}
+
+/// The logarithm of a parent's visits that the exploration term reads (at least 1 visit).
+pub fn parent_log(parent_visits: f64) -> f64 {
+    parent_visits.max(1.0).ln()
+}
+
+/// [`uct_score`] with the parent's [`parent_log`] computed once for all of its children (the
+/// logarithm was half the score's cost); `child.parent_visits` is not read.
+pub fn uct_score_with_parent_log(
+    weights: &ScoreWeights,
+    child: &ScoreInputs,
+    parent_log: f64,
+) -> f64 {
     let n = child.visits + child.virtual_visits;
     if n <= 0.0 {
         return f64::INFINITY;
     }
-    let parent = child.parent_visits.max(1.0);
-    let exploration = weights.exploration * (parent.ln() / n).sqrt();
+    let exploration = weights.exploration * (parent_log / n).sqrt();
     child.mean_value() + exploration + weights.replay * child.replay_similarity.clamp(0.0, 1.0)
         - weights.risk * child.risk.clamp(0.0, 1.0)
         - weights.cost * child.cost.max(0.0)

@@ -8,10 +8,16 @@
 //! thread and samples the resident set size every few seconds; flat means the last samples are
 //! no higher than the first ones after warm-up.
 //!
+//! Outcomes: the warm-up batch's outcome figures are printed too, and `-- --check` runs a few
+//! more configurations (nondeterminism, rollouts, known targets, no first-play urgency, small
+//! sites) and prints theirs: a change meant only for speed must leave every figure as it was
+//! (the searches are seeded, so any difference is a change of behaviour).
+//!
 //! Arguments (after `--`): `--reps N` (default 7), `--sites N` (default 50),
-//! `--sweep-minutes M` (default 0: skip), `--json`.
+//! `--sweep-minutes M` (default 0: skip), `--check`, `--json`.
 
-use forager_simulations::batch::{BatchConfig, generate_sites, run_sites};
+use forager_node::search::Evaluation;
+use forager_simulations::batch::{BatchConfig, BatchSummary, generate_sites, run_sites};
 use forager_simulations::site::SiteParams;
 use forager_simulations::strategies::{RunConfig, Strategy};
 use forager_simulations::sweep::Grid;
@@ -41,6 +47,71 @@ fn stats(mut values: Vec<f64>) -> (f64, f64, f64) {
     (median, values[0], values[values.len() - 1])
 }
 
+/// A batch's outcome figures, timings left out: equal for equal behaviour.
+fn outcome_line(summary: &BatchSummary) -> String {
+    let iterations = (summary.iterations_per_sec * summary.search_secs).round();
+    format!(
+        "solved {}/{}, budgeted actions {}, replayed {}, iterations {iterations}, glitches {}, \
+         approvals {}, unsafe {}, median path {:?}, mean path ratio {:?}, mean browser ms {}, \
+         failures {:?}",
+        summary.solved,
+        summary.sites,
+        summary.actions,
+        summary.replayed_actions,
+        summary.glitches,
+        summary.approvals,
+        summary.unsafe_actions,
+        summary.median_actions,
+        summary.mean_path_ratio,
+        summary.mean_search_ms,
+        summary.failures,
+    )
+}
+
+/// Outcome figures of a few configurations that exercise the engine's other paths.
+fn check(base: &BatchConfig) {
+    let variants: Vec<(&str, BatchConfig)> = vec![
+        ("nondeterminism 0.05, seed 5", {
+            let mut c = base.clone();
+            c.seed = 5;
+            c.params.nondeterminism = 0.05;
+            c
+        }),
+        ("rollouts of 3, seed 1", {
+            let mut c = base.clone();
+            c.seed = 1;
+            c.run.evaluation = Evaluation::Rollout { depth: 3 };
+            c
+        }),
+        ("known targets tried, max backup 0.5, seed 3", {
+            let mut c = base.clone();
+            c.seed = 3;
+            c.run.try_known_targets = true;
+            c.run.max_backup = 0.5;
+            c
+        }),
+        ("no first-play urgency, whole budget, seed 11", {
+            let mut c = base.clone();
+            c.seed = 11;
+            c.run.first_play_urgency = false;
+            c.run.stop_at_first_success = false;
+            c
+        }),
+        ("120 pages, 6 links, seed 42", {
+            let mut c = base.clone();
+            c.seed = 42;
+            c.params.pages = 120;
+            c.params.links_per_page = 6;
+            c
+        }),
+    ];
+    for (name, config) in variants {
+        let sites = generate_sites(&config).expect("valid parameters");
+        let summary = run_sites(&config, &sites, &mut |_, _| {});
+        println!("  check, {name}: {}", outcome_line(&summary));
+    }
+}
+
 fn main() {
     let reps: usize = arg("--reps").and_then(|v| v.parse().ok()).unwrap_or(7);
     let sites: u32 = arg("--sites").and_then(|v| v.parse().ok()).unwrap_or(50);
@@ -58,7 +129,11 @@ fn main() {
     };
     let generated = generate_sites(&config).expect("default parameters are valid");
     // Warm-up.
-    let _ = run_sites(&config, &generated, &mut |_, _| {});
+    let warm_up = run_sites(&config, &generated, &mut |_, _| {});
+    println!("outcomes, seed 7: {}", outcome_line(&warm_up));
+    if std::env::args().any(|a| a == "--check") {
+        check(&config);
+    }
     let mut simulated = Vec::new();
     let mut budgeted = Vec::new();
     let mut iterations = Vec::new();

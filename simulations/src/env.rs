@@ -5,7 +5,7 @@
 //! search that let one through would be caught. Nondeterminism and latency are drawn from a
 //! seeded generator, so a run is repeatable.
 
-use crate::site::{PageKind, SimState, Site, SiteTables};
+use crate::site::{SimState, Site, SiteTables};
 use forager_node::environment::{Candidate, EnvError, Environment, StateInfo, Step};
 use forager_protocol::trajectory::Cost;
 use forager_protocol::{Fingerprint, RiskClass};
@@ -72,39 +72,33 @@ impl SimEnvironment {
     }
 
     fn info(&self, state: SimState) -> StateInfo {
-        let page = &self.site.pages[state.page as usize];
-        let auth = match page.kind {
-            PageKind::Login => 1.0,
-            _ if page.protected => 0.5,
-            _ => 0.0,
-        };
+        let page = &self.tables.pages[state.page as usize];
         StateInfo {
-            fingerprint: self.tables.fingerprints
-                [state.page as usize * 2 + usize::from(state.logged_in)],
+            fingerprint: page.fingerprints[usize::from(state.logged_in)],
             success: self.site.is_success(state),
             dead_end: false,
             hidden_change: false,
-            value_hint: self.tables.hints[state.page as usize],
-            auth,
-            location: self.tables.locations[state.page as usize],
+            value_hint: page.hint,
+            auth: page.auth,
+            location: page.location,
             // Sites of a family share their page tree: a path is a kind of page.
-            page_family: self.tables.locations[state.page as usize].rotate_left(17),
+            page_family: page.location.rotate_left(17),
             logged_in: false,
             session_lost: false,
             session_expired: false,
-            transient: page.kind == PageKind::Glitch,
+            transient: page.transient,
         }
     }
 
     fn step(&mut self, action: u32) -> Result<Step, EnvError> {
-        let Some(mut next) = self.site.transition(self.state, action) else {
+        let Some(mut next) = self.tables.transition(&self.site, self.state, action) else {
             return Err(EnvError::TargetMissing(format!(
                 "action {action} is not on page {}",
                 self.site.pages[self.state.page as usize].path
             )));
         };
         self.counters.executed += 1;
-        if self.site.actions[action as usize].risk > self.ceiling {
+        if self.tables.moves[action as usize].risk > self.ceiling {
             self.counters.unsafe_actions += 1;
         }
         let p = self.site.params.nondeterminism;
@@ -119,7 +113,7 @@ impl SimEnvironment {
         } else {
             0
         };
-        let slowness = self.site.pages[next.page as usize].slowness;
+        let slowness = self.tables.pages[next.page as usize].slowness;
         let ms = ((f64::from(params.latency_ms) * slowness) as i64 + jitter).max(1) as u64;
         self.state = next;
         self.counters.browser_ms += ms;
@@ -142,7 +136,8 @@ impl Environment for SimEnvironment {
     }
 
     async fn candidates(&mut self) -> Result<Vec<Candidate<u32>>, EnvError> {
-        Ok(self.tables.candidates[self.state.page as usize].clone())
+        let listed = &self.tables.pages[self.state.page as usize].candidates;
+        Ok(self.tables.candidates[listed.start as usize..listed.end as usize].to_vec())
     }
 
     async fn act(&mut self, action: &u32) -> Result<Step, EnvError> {

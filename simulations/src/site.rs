@@ -729,7 +729,11 @@ impl Site {
         if !self.pages[state.page as usize].actions.contains(&action) {
             return None;
         }
-        let def = &self.actions[action as usize];
+        Some(self.landing(self.actions[action as usize].effect, state.logged_in))
+    }
+
+    /// Where an effect leads from a page of the given session state (wherever that page is).
+    fn landing(&self, effect: Effect, logged_in: bool) -> SimState {
         let go = |page: u32, logged_in: bool| {
             if self.pages[page as usize].protected && !logged_in {
                 // Redirect to the login page.
@@ -741,17 +745,17 @@ impl Site {
                 SimState { page, logged_in }
             }
         };
-        Some(match def.effect {
-            Effect::Link(to) => go(to, state.logged_in),
+        match effect {
+            Effect::Link(to) => go(to, logged_in),
             Effect::Form {
                 correct, to, error, ..
             } => {
                 if correct {
-                    go(to, state.logged_in)
+                    go(to, logged_in)
                 } else {
                     SimState {
                         page: error,
-                        logged_in: state.logged_in,
+                        logged_in,
                     }
                 }
             }
@@ -762,9 +766,9 @@ impl Site {
             },
             Effect::Irreversible(to) => SimState {
                 page: to,
-                logged_in: state.logged_in,
+                logged_in,
             },
-        })
+        }
     }
 
     /// Whether a state satisfies the task.
@@ -826,6 +830,29 @@ mod tests {
     }
 
     #[test]
+    fn the_tables_lead_where_the_site_does() {
+        let site = generate(&SiteParams::default(), 3, 1).expect("valid");
+        let tables = site.tables();
+        let pages = site.pages.len() as u32;
+        for page in 0..pages {
+            for logged_in in [false, true] {
+                let state = SimState { page, logged_in };
+                // Its own actions, the next page's (not offered here) and one that is nowhere.
+                let own = &site.pages[page as usize].actions;
+                let other = &site.pages[((page + 1) % pages) as usize].actions;
+                let nowhere = site.actions.len() as u32;
+                for &action in own.iter().chain(other).chain([&nowhere]) {
+                    assert_eq!(
+                        tables.transition(&site, state, action),
+                        site.transition(state, action),
+                        "page {page}, logged in {logged_in}, action {action}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
     fn families_share_their_skeleton() {
         let params = SiteParams::default();
         let a = generate(&params, 1, 0).expect("valid");
@@ -879,30 +906,85 @@ pub fn location_of(path: &str) -> u64 {
     forager_node::embed::stable_hash(path.as_bytes())
 }
 
-/// A site's lookup tables, as its environments read them: fingerprints and locations of every
-/// state, value hints and candidate lists of every page. Built once per site (a sweep runs
-/// hundreds of searches on each), by the first environment that asks.
+/// A site's lookup tables, as its environments read them: what every page shows and where
+/// every action leads. Built once per site (a sweep runs hundreds of searches on each), by
+/// the first environment that asks. Each step reads one page row and one move, each a line
+/// or two of memory, rather than the page, the action and its target scattered over the
+/// site's structures: cache misses there were a fifth of a search's time.
 #[derive(Debug, PartialEq)]
 pub struct SiteTables {
-    pub(crate) fingerprints: Vec<Fingerprint>,
-    pub(crate) hints: Vec<f64>,
-    pub(crate) locations: Vec<u64>,
-    pub(crate) candidates: Vec<Vec<Candidate<u32>>>,
+    pub(crate) pages: Vec<PageRow>,
+    pub(crate) moves: Vec<Move>,
+    /// Every page's candidates, one page after another (see [`PageRow::candidates`]).
+    pub(crate) candidates: Vec<Candidate<u32>>,
+}
+
+/// What an environment reports at a page.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct PageRow {
+    /// Its fingerprint logged out, then logged in.
+    pub(crate) fingerprints: [Fingerprint; 2],
+    pub(crate) hint: f64,
+    pub(crate) location: u64,
+    /// [`forager_node::StateInfo::auth`] there.
+    pub(crate) auth: f64,
+    /// [`Page::slowness`].
+    pub(crate) slowness: f64,
+    /// Where its candidates are in [`SiteTables::candidates`].
+    pub(crate) candidates: std::ops::Range<u32>,
+    /// Whether it is the transient error page.
+    pub(crate) transient: bool,
+}
+
+/// Where an action is offered and where it leads.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Move {
+    pub(crate) offered_on: OfferedOn,
+    /// Where it leads logged out, then logged in.
+    pub(crate) next: [SimState; 2],
+    pub(crate) risk: RiskClass,
+}
+
+/// The pages that list an action.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum OfferedOn {
+    Nowhere,
+    Page(u32),
+    /// Never generated; a site built by hand may do it.
+    Several,
+}
+
+impl SiteTables {
+    /// Where `action` leads from `state`, as [`Site::transition`] says.
+    pub(crate) fn transition(&self, site: &Site, state: SimState, action: u32) -> Option<SimState> {
+        let step = self.moves.get(action as usize)?;
+        match step.offered_on {
+            OfferedOn::Page(page) if page == state.page => {
+                Some(step.next[usize::from(state.logged_in)])
+            }
+            OfferedOn::Several => site.transition(state, action),
+            OfferedOn::Page(_) | OfferedOn::Nowhere => None,
+        }
+    }
 }
 
 impl SiteTables {
     fn build(site: &Site) -> SiteTables {
-        let mut fingerprints = Vec::with_capacity(site.pages.len() * 2);
-        for (page, info) in site.pages.iter().enumerate() {
-            for logged_in in [false, true] {
-                let identity = format!("{}|{}|{}|{logged_in}", site.seed, page, info.path);
-                fingerprints.push(Fingerprint::of_bytes("forager/sim", identity.as_bytes()));
-            }
-        }
+        let fingerprints: Vec<[Fingerprint; 2]> = site
+            .pages
+            .iter()
+            .enumerate()
+            .map(|(page, info)| {
+                [false, true].map(|logged_in| {
+                    let identity = format!("{}|{}|{}|{logged_in}", site.seed, page, info.path);
+                    Fingerprint::of_bytes("forager/sim", identity.as_bytes())
+                })
+            })
+            .collect();
         // A page's text is its title and its links: a page linking to something like the goal
         // looks promising, as it does to a reader (decoys exploit exactly that).
         let goal = text_features(&site.goal);
-        let hints = site
+        let hints: Vec<f64> = site
             .pages
             .iter()
             .map(|p| {
@@ -915,8 +997,8 @@ impl SiteTables {
                 title.max(0.8 * best_link)
             })
             .collect();
-        let locations = site.pages.iter().map(|p| location_of(&p.path)).collect();
-        let candidates = site
+        let locations: Vec<u64> = site.pages.iter().map(|p| location_of(&p.path)).collect();
+        let per_page: Vec<Vec<Candidate<u32>>> = site
             .pages
             .iter()
             .map(|page| {
@@ -945,10 +1027,48 @@ impl SiteTables {
                     .collect()
             })
             .collect();
+        let mut candidates = Vec::new();
+        let mut pages = Vec::with_capacity(site.pages.len());
+        for (index, (page, listed)) in site.pages.iter().zip(per_page).enumerate() {
+            let start = candidates.len() as u32;
+            candidates.extend(listed);
+            pages.push(PageRow {
+                fingerprints: fingerprints[index],
+                hint: hints[index],
+                location: locations[index],
+                auth: match page.kind {
+                    PageKind::Login => 1.0,
+                    _ if page.protected => 0.5,
+                    _ => 0.0,
+                },
+                slowness: page.slowness,
+                candidates: start..candidates.len() as u32,
+                transient: page.kind == PageKind::Glitch,
+            });
+        }
+        let mut offered_on = vec![OfferedOn::Nowhere; site.actions.len()];
+        for (index, page) in site.pages.iter().enumerate() {
+            for &action in &page.actions {
+                let slot = &mut offered_on[action as usize];
+                *slot = match *slot {
+                    OfferedOn::Nowhere => OfferedOn::Page(index as u32),
+                    _ => OfferedOn::Several,
+                };
+            }
+        }
+        let moves = site
+            .actions
+            .iter()
+            .zip(offered_on)
+            .map(|(def, offered_on)| Move {
+                offered_on,
+                next: [false, true].map(|logged_in| site.landing(def.effect, logged_in)),
+                risk: def.risk,
+            })
+            .collect();
         SiteTables {
-            fingerprints,
-            hints,
-            locations,
+            pages,
+            moves,
             candidates,
         }
     }

@@ -276,7 +276,7 @@ pub fn remember(memory: &FlatMemory, site: &Site, path: &[u32]) {
     let mut state = site.start();
     let mut trace = Vec::new();
     for &a in path {
-        let location = tables.locations[state.page as usize];
+        let location = tables.pages[state.page as usize].location;
         trace.push(TraceStep {
             location,
             // As `SimEnvironment` reports it.

@@ -3,11 +3,12 @@
 use super::{Approval, Evaluation, Finish, PathStep, SearchConfig, SearchMetrics, SearchReport};
 use crate::environment::{Candidate, EnvError, StateInfo, Step};
 use crate::memory::ReplayMemory;
-use forager_protocol::score::{ScoreInputs, uct_score};
+use forager_protocol::score::{ScoreInputs, parent_log, uct_score_with_parent_log};
 use forager_protocol::trajectory::Cost;
 use forager_protocol::{FailureReason, Fingerprint, PruneReason, RiskClass};
 use rand::{Rng, SeedableRng};
 use std::collections::{BTreeMap, HashMap};
+use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::Arc;
 
 /// Index of a node in the tree.
@@ -18,6 +19,9 @@ pub type JobId = u64;
 pub type WorkerId = usize;
 
 const ROOT: NodeId = 0;
+
+/// Most nodes reserved when a search starts (a larger budget grows the tree as it goes).
+const MAX_RESERVED_NODES: u32 = 4096;
 
 /// Where a node stands.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -220,6 +224,48 @@ pub enum Plan<A> {
     Finished(Finish),
 }
 
+/// A map keyed by values that are hashes already (fingerprints, location hashes): one
+/// multiply per word instead of SipHash, which was a tenth of a search's instructions. The
+/// keys are not chosen by anyone to collide (a fingerprint is a SHA-256 digest), and a map
+/// lives for one search.
+type KeyMap<K, V> = HashMap<K, V, BuildHasherDefault<KeyHasher>>;
+
+/// The hasher of [`KeyMap`].
+#[derive(Debug, Clone, Copy, Default)]
+struct KeyHasher(u64);
+
+impl Hasher for KeyHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        let mut chunks = bytes.chunks_exact(8);
+        for chunk in &mut chunks {
+            let mut word = [0u8; 8];
+            word.copy_from_slice(chunk);
+            self.write_u64(u64::from_le_bytes(word));
+        }
+        let rest = chunks.remainder();
+        if !rest.is_empty() {
+            let mut word = [0u8; 8];
+            word[..rest.len()].copy_from_slice(rest);
+            self.write_u64(u64::from_le_bytes(word));
+        }
+    }
+
+    fn write_u64(&mut self, word: u64) {
+        // Multiply, then fold the high half down: hashbrown reads both the low bits (the
+        // bucket) and the top ones (the tag).
+        let mixed = (self.0 ^ word).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        self.0 = mixed ^ (mixed >> 32);
+    }
+
+    fn write_usize(&mut self, word: usize) {
+        self.write_u64(word as u64);
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
 struct InFlight<A> {
     parent: NodeId,
     worker: WorkerId,
@@ -232,15 +278,16 @@ pub struct Search<A> {
     config: SearchConfig,
     nodes: Vec<Node<A>>,
     /// Fingerprint → the node that owns the state (the shallowest live one).
-    table: HashMap<Fingerprint, NodeId>,
+    table: KeyMap<Fingerprint, NodeId>,
     /// Location (URL hash) → the smallest depth at which it was reached.
-    locations: HashMap<u64, u32>,
+    locations: KeyMap<u64, u32>,
     /// States other searches of the task reached (another branch, the start page), with
     /// their depth below this root: reaching one again no shallower is a transposition.
-    external_states: HashMap<Fingerprint, u32>,
+    external_states: KeyMap<Fingerprint, u32>,
     memory: Option<Arc<dyn ReplayMemory + Send + Sync>>,
     rng: rand::rngs::ChaCha8Rng,
-    in_flight: HashMap<JobId, InFlight<A>>,
+    /// Jobs in flight: one per worker at most, so a list.
+    in_flight: Vec<(JobId, InFlight<A>)>,
     next_job: JobId,
     reserved: u32,
     positions: Vec<Option<NodeId>>,
@@ -262,15 +309,17 @@ impl<A: Clone> Search<A> {
         memory: Option<Arc<dyn ReplayMemory + Send + Sync>>,
     ) -> Search<A> {
         let rng = rand::rngs::ChaCha8Rng::seed_from_u64(config.seed);
+        // A node per budgeted action, about: reserved at once rather than copied as it grows.
+        let nodes = Vec::with_capacity(config.action_budget.min(MAX_RESERVED_NODES) as usize + 1);
         let mut search = Search {
             config,
-            nodes: Vec::new(),
-            table: HashMap::new(),
-            locations: HashMap::new(),
-            external_states: HashMap::new(),
+            nodes,
+            table: KeyMap::default(),
+            locations: KeyMap::default(),
+            external_states: KeyMap::default(),
             memory,
             rng,
-            in_flight: HashMap::new(),
+            in_flight: Vec::new(),
             next_job: 0,
             reserved: 0,
             positions: Vec::new(),
@@ -541,7 +590,7 @@ impl<A: Clone> Search<A> {
             self.reserved += reserved;
             let id = self.next_job;
             self.next_job += 1;
-            self.in_flight.insert(
+            self.in_flight.push((
                 id,
                 InFlight {
                     parent,
@@ -549,7 +598,7 @@ impl<A: Clone> Search<A> {
                     reserved,
                     candidate: candidate.clone(),
                 },
-            );
+            ));
             return Plan::Job(Job {
                 id,
                 worker,
@@ -702,6 +751,7 @@ impl<A: Clone> Search<A> {
                 }
                 let parent_visits =
                     f64::from(node.visits) + self.config.virtual_loss * f64::from(node.in_flight);
+                let parent_log = parent_log(parent_visits);
                 let mut best: Option<(NodeId, f64)> = None;
                 for &child in &node.children {
                     let c = &self.nodes[child as usize];
@@ -712,7 +762,7 @@ impl<A: Clone> Search<A> {
                     let beta = self.config.max_backup.clamp(0.0, 1.0);
                     let visits = f64::from(c.visits).max(1.0);
                     let blended = (1.0 - beta) * c.value_sum + beta * c.value_max * visits;
-                    let score = uct_score(
+                    let score = uct_score_with_parent_log(
                         &self.config.weights,
                         &ScoreInputs {
                             value_sum: blended,
@@ -724,6 +774,7 @@ impl<A: Clone> Search<A> {
                             cost: c.path_cost_ms / self.config.cost_budget_ms.max(1.0),
                             auth: c.path_auth,
                         },
+                        parent_log,
                     );
                     // Ties go to the earlier child (higher prior): deterministic.
                     if best.is_none_or(|(_, s)| score > s) {
@@ -737,7 +788,7 @@ impl<A: Clone> Search<A> {
                     // siblings.
                     let node = &self.nodes[id as usize];
                     let mean = node.value_sum / f64::from(node.visits.max(1));
-                    let fresh = uct_score(
+                    let fresh = uct_score_with_parent_log(
                         &self.config.weights,
                         &ScoreInputs {
                             value_sum: FIRST_PLAY_VISITS * mean,
@@ -749,6 +800,7 @@ impl<A: Clone> Search<A> {
                             cost: node.path_cost_ms / self.config.cost_budget_ms.max(1.0),
                             auth: node.path_auth,
                         },
+                        parent_log,
                     );
                     if best.is_none_or(|(_, s)| fresh >= s) {
                         return Some((id, Pick::Fresh));
@@ -1113,10 +1165,11 @@ impl<A: Clone> Search<A> {
 
     /// Absorbs a job's outcome.
     pub fn complete(&mut self, job: JobId, outcome: JobOutcome<A>) {
-        let Some(flight) = self.in_flight.remove(&job) else {
+        let Some(index) = self.in_flight.iter().position(|(id, _)| *id == job) else {
             tracing::warn!(job, "outcome for an unknown job ignored");
             return;
         };
+        let (_, flight) = self.in_flight.swap_remove(index);
         self.reserved -= flight.reserved;
         let mut cursor = Some(flight.parent);
         while let Some(id) = cursor {
