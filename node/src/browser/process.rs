@@ -647,3 +647,39 @@ pub fn kill_group(pid: u32) {
     };
     let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_sweep_removes_only_the_profiles_nobody_holds() {
+        let root = tempfile::tempdir().expect("a root");
+        let prefix = "forager-sweep-test-";
+        // A living owner's profile: its lock is held (here, by this test).
+        let alive = root.path().join(format!("{prefix}alive"));
+        std::fs::create_dir(&alive).expect("dir");
+        let _held = lock_profile(&alive).expect("locked");
+        // A dead owner's profile: the lock file is there, nobody holds it.
+        let dead = root.path().join(format!("{prefix}dead"));
+        std::fs::create_dir(&dead).expect("dir");
+        drop(lock_profile(&dead).expect("locked, then released"));
+        std::fs::write(dead.join("Preferences"), "{}").expect("a file in it");
+        // A profile being made this instant: no lock yet, but young.
+        let young = root.path().join(format!("{prefix}young"));
+        std::fs::create_dir(&young).expect("dir");
+        // Someone else's folder.
+        let other = root.path().join("other-dead");
+        std::fs::create_dir(&other).expect("dir");
+        drop(lock_profile(&other).expect("locked, then released"));
+
+        assert_eq!(sweep_stale_profiles(root.path(), prefix), 1);
+        assert!(alive.exists(), "a held profile stays");
+        assert!(!dead.exists(), "an unheld one goes");
+        assert!(young.exists(), "a young one without a lock stays");
+        assert!(other.exists(), "what the prefix does not name stays");
+        // Held by another open file description of the same process: still held.
+        assert_eq!(sweep_stale_profiles(root.path(), prefix), 0);
+        assert!(alive.exists());
+    }
+}
