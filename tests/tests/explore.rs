@@ -556,23 +556,24 @@ async fn explore_in(
     (code, groups.len(), left, out)
 }
 
+/// The documentation site's three-step task, from `url` (its `/docs`).
+fn frobnicator_task(url: &str) -> [&str; 6] {
+    [
+        "--url",
+        url,
+        "--goal",
+        "Find how to configure the frobnicator timeout",
+        "--success-url",
+        "/docs/configuration/frobnicator/timeout$",
+    ]
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn no_browser_outlives_explore() {
     let docs = sites::serve(sites::docs()).await;
     let url = docs.url("/docs");
-    let (code, groups, left, _) = explore_and_count_leftovers(
-        "leftovers",
-        &[
-            "--url",
-            &url,
-            "--goal",
-            "Find how to configure the frobnicator timeout",
-            "--success-url",
-            "/docs/configuration/frobnicator/timeout$",
-        ],
-        None,
-    )
-    .await;
+    let (code, groups, left, _) =
+        explore_and_count_leftovers("leftovers", &frobnicator_task(&url), None).await;
     assert_eq!(code, Some(0));
     // A browser per node of the embedded cluster, each with a crash handler of its own.
     assert!(groups >= 2, "{groups} process groups seen");
@@ -655,20 +656,7 @@ async fn no_browser_outlives_a_killed_explore_and_the_next_run_clears_its_folder
         left.iter().any(|name| name.starts_with(&prefix)),
         "a killed forager leaves its profiles: {left:?}"
     );
-    let (code, _, _, _) = explore_in(
-        &prefix,
-        &tmp,
-        &[
-            "--url",
-            &url,
-            "--goal",
-            "Find how to configure the frobnicator timeout",
-            "--success-url",
-            "/docs/configuration/frobnicator/timeout$",
-        ],
-        None,
-    )
-    .await;
+    let (code, _, _, _) = explore_in(&prefix, &tmp, &frobnicator_task(&url), None).await;
     assert_eq!(code, Some(0));
     forager_tests::assert_left_empty(&tmp);
 }
