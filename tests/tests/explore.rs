@@ -556,6 +556,20 @@ async fn explore_in(
     (code, groups.len(), left, out)
 }
 
+/// A task on the documentation site that runs until stopped (nothing says its text).
+fn endless_task(url: &str) -> [&str; 8] {
+    [
+        "--url",
+        url,
+        "--goal",
+        "Find the page that does not exist",
+        "--success-text",
+        "no page says this",
+        "--budget",
+        "5000",
+    ]
+}
+
 /// The documentation site's three-step task, from `url` (its `/docs`).
 fn frobnicator_task(url: &str) -> [&str; 6] {
     [
@@ -591,16 +605,7 @@ async fn no_browser_outlives_an_interrupted_explore() {
     for signal in ["TERM", "INT"] {
         let (code, groups, left, out) = explore_and_count_leftovers(
             &format!("interrupted-{signal}"),
-            &[
-                "--url",
-                &url,
-                "--goal",
-                "Find the page that does not exist",
-                "--success-text",
-                "no page says this",
-                "--budget",
-                "5000",
-            ],
+            &endless_task(&url),
             Some((signal, std::time::Duration::from_secs(3))),
         )
         .await;
@@ -630,16 +635,7 @@ async fn no_browser_outlives_a_killed_explore_and_the_next_run_clears_its_folder
     let (code, groups, _, _) = explore_in(
         &prefix,
         &tmp,
-        &[
-            "--url",
-            &url,
-            "--goal",
-            "Find the page that does not exist",
-            "--success-text",
-            "no page says this",
-            "--budget",
-            "5000",
-        ],
+        &endless_task(&url),
         Some(("KILL", std::time::Duration::from_secs(3))),
     )
     .await;
