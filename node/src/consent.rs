@@ -264,6 +264,7 @@ mod tests {
                 locators: vec![Locator::Text(name.into())],
                 role: "button".into(),
                 name: name.into(),
+                sends: Default::default(),
             },
         }
     }

@@ -80,6 +80,11 @@ pub struct Candidate<A> {
     /// Where the action leads, when that is known before acting (a link's `href`), as the
     /// same hash as [`StateInfo::location`]; `None` for forms, scripts and buttons.
     pub target: Option<u64>,
+    /// Why the environment refuses the action outright, whatever the ceiling and consents (it
+    /// would end the session the search stands on, and the goal does not ask for that): the
+    /// search records it pruned with this reason, unexecuted, as it records an action above
+    /// the ceiling; rollouts skip it.
+    pub refused: Option<forager_protocol::PruneReason>,
 }
 
 /// Why an environment could not do what was asked. Every variant is recoverable by the search
@@ -134,6 +139,17 @@ pub enum EnvError {
     /// The task's reset command could not run here (this node does not run them) or failed.
     #[error("site reset failed: {0}")]
     ResetFailed(String),
+    /// The action was rated at or below the ceiling, but while it ran the page tried to send a
+    /// write its class does not allow; the browser refused it (the network gate).
+    #[error(
+        "the network gate refused {request}: a class {class} request from an action rated lower"
+    )]
+    RiskUnderestimated {
+        /// The class of what it tried to send.
+        class: forager_protocol::RiskClass,
+        /// The first refused request, `METHOD URL`.
+        request: String,
+    },
     /// The browser (or whatever backs the environment) died.
     #[error("environment crashed: {0}")]
     Crashed(String),

@@ -73,6 +73,8 @@ pub(crate) mod testing {
             checked: false,
             popup: false,
             readonly: false,
+            sends: Default::default(),
+            autocomplete: String::new(),
         }
     }
 }

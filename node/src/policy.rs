@@ -18,6 +18,7 @@ use crate::goal::{GoalReading, Quoted, words_of};
 use crate::model::SentenceModel;
 use forager_protocol::action::ActionShape;
 use forager_protocol::action::FieldValue;
+use forager_protocol::credential::Credential;
 use forager_protocol::observation::{
     Element, Observation, PageValue, PageValueKind, ScrollPosition,
 };
@@ -314,6 +315,38 @@ pub fn ends_session(name: &str) -> bool {
     ]
     .iter()
     .any(|w| words.contains(w))
+}
+
+/// Whether an action aimed at a control of this name, sending to this URL (a link's `href`,
+/// a form's action), would end the session the search stands on: log out, sign out, switch
+/// user, revoke sessions, delete or close the account; by its name or by the handler its URL
+/// names (`/logout`, `?@action=logout`). Such an action is refused outright unless the goal
+/// asks for the same thing (`goal_ends_session`).
+pub fn would_end_session(name: &str, url: Option<&str>) -> bool {
+    const MORE: &[&str] = &[
+        "switch user",
+        "switch account",
+        "change user",
+        "log in as another",
+        "revoke",
+        "delete my account",
+        "delete account",
+        "close my account",
+        "close account",
+        "deactivate",
+    ];
+    let words = forager_protocol::fingerprint::mask_digits(&name.to_lowercase());
+    ends_session(name)
+        || MORE.iter().any(|w| words.contains(w))
+        || url.is_some_and(|url| {
+            forager_protocol::risk::class_of_url(url) == Some(RiskClass::AuthenticatedRead)
+        })
+}
+
+/// Whether a goal asks to end the session (or to do what ends it: "switch user", "delete my
+/// account"): then such actions are the task and may run.
+pub fn goal_ends_session(goal: &str) -> bool {
+    would_end_session(goal, None)
 }
 
 /// Whether a control's name (or a goal) speaks of how pages look rather than what they hold:
@@ -962,6 +995,7 @@ impl Calendar {
                 risk,
                 key: 0,
                 target: None,
+                refused: None,
             },
             2.0,
         ))
@@ -1069,6 +1103,7 @@ fn scroll_candidates(observation: &Observation, goal: &str) -> Vec<(Candidate<Ac
                             locators: scrollable.locators.clone(),
                             role: scrollable.role.clone(),
                             name: scrollable.name.clone(),
+                            sends: Default::default(),
                         },
                         to,
                     },
@@ -1076,6 +1111,7 @@ fn scroll_candidates(observation: &Observation, goal: &str) -> Vec<(Candidate<Ac
                     risk: RiskClass::ReadOnly,
                     key: 0,
                     target: None,
+                    refused: None,
                 },
                 affinity,
             ));
@@ -1163,6 +1199,7 @@ fn slide_candidates(observation: &Observation, goal: &str) -> Vec<(Candidate<Act
                 risk: RiskClass::ReadOnly,
                 key: 0,
                 target: None,
+                refused: None,
             },
             affinity,
         )
@@ -1198,6 +1235,7 @@ fn target_of(element: &Element) -> Target {
         locators: element.locators.clone(),
         role: element.role.clone(),
         name: element.name.clone(),
+        sends: element.sends.clone(),
     }
 }
 
@@ -1351,6 +1389,7 @@ impl<E: Embedder> Policy for DefaultPolicy<E> {
                 form_submit_name: element.form.as_ref().and_then(|f| f.submit_name.as_deref()),
                 form_posts: element.form.as_ref().is_some_and(|f| f.posts),
                 dialog_text: "",
+                sends: Some(&element.sends),
             };
             let risk = risk::classify(ActionShape::Click, &context);
             // A text field's label only focuses the field, which the form's fill does anyway
@@ -1441,6 +1480,7 @@ impl<E: Embedder> Policy for DefaultPolicy<E> {
                             element.role, element.name, element.record
                         )),
                         target: None,
+                        refused: None,
                     },
                     affinity,
                 ));
@@ -1465,6 +1505,7 @@ impl<E: Embedder> Policy for DefaultPolicy<E> {
                     accessible_name: &element.name,
                     role: &element.role,
                     input_type: &element.input_type,
+                    sends: Some(&element.sends),
                     ..RiskContext::default()
                 },
             );
@@ -1502,6 +1543,7 @@ impl<E: Embedder> Policy for DefaultPolicy<E> {
                     risk: RiskClass::ReadOnly,
                     key: action_key(&format!("select {} {}", element.name, named.join(" "))),
                     target: None,
+                    refused: None,
                 },
                 1.0 + positions[index],
             ));
@@ -1563,6 +1605,7 @@ impl<E: Embedder> Policy for DefaultPolicy<E> {
                     prior: 0.0,
                     risk,
                     target: None,
+                    refused: None,
                 },
                 1.5,
             ));
@@ -1632,6 +1675,14 @@ impl<E: Embedder> Policy for DefaultPolicy<E> {
                     assignment.push(field);
                 }
                 let names: Vec<String> = assignment.iter().map(|f| f.target.name.clone()).collect();
+                // What the form sends: by its submit control, or by Enter in the last field.
+                let sends = match submit {
+                    Some(submit) => submit.sends.clone(),
+                    None => assignment
+                        .last()
+                        .map(|f| f.target.sends.clone())
+                        .unwrap_or_default(),
+                };
                 let context = RiskContext {
                     accessible_name: submit.map_or("", |s| s.name.as_str()),
                     role: "button",
@@ -1643,6 +1694,7 @@ impl<E: Embedder> Policy for DefaultPolicy<E> {
                     form_submit_name: form.and_then(|f| f.submit_name.as_deref()),
                     form_posts: form.is_some_and(|f| f.posts),
                     dialog_text: "",
+                    sends: Some(&sends),
                 };
                 let shape = if submit.is_some() {
                     ActionShape::Click
@@ -1675,6 +1727,7 @@ impl<E: Embedder> Policy for DefaultPolicy<E> {
                         risk,
                         key: action_key(&format!("fill {} {}", form_text, names.join(" "))),
                         target: None,
+                        refused: None,
                     },
                     affinity,
                 ));
@@ -1748,6 +1801,7 @@ impl<E: Embedder> Policy for DefaultPolicy<E> {
                             accessible_name: &element.name,
                             role: &element.role,
                             input_type: &element.input_type,
+                            sends: Some(&element.sends),
                             ..RiskContext::default()
                         },
                     );
@@ -1763,6 +1817,7 @@ impl<E: Embedder> Policy for DefaultPolicy<E> {
                             prior: 0.0,
                             risk,
                             target: None,
+                            refused: None,
                         },
                         affinity,
                     ));
@@ -1814,6 +1869,7 @@ impl<E: Embedder> Policy for DefaultPolicy<E> {
                     risk,
                     key,
                     target: None,
+                    refused: None,
                 },
                 1.5,
             ));
@@ -2086,6 +2142,17 @@ impl<E: Embedder> DefaultPolicy<E> {
             )
         };
         let text_fields: Vec<&&Element> = fields.iter().filter(|f| is_text_field(f)).collect();
+        // A credential goes only into a field made for it (`credential.rs`): never into a
+        // search box, a record's field, or any field of a form that sends by GET.
+        let form_has_password = fields
+            .iter()
+            .any(|f| f.input_type.eq_ignore_ascii_case("password"));
+        let forbidden = |field: &Element, source: &ValueSource| match &source.value {
+            FillValue::Input(name) => {
+                Credential::of(name).is_some_and(|kind| !kind.fits(field, form_has_password))
+            }
+            FillValue::Literal(_) => false,
+        };
         let selects: Vec<FieldValue> = fields
             .iter()
             .filter(|f| f.role == "combobox" && !f.options.is_empty())
@@ -2131,6 +2198,9 @@ impl<E: Embedder> DefaultPolicy<E> {
             return Vec::new();
         }
         let score = |field: &Element, source: &ValueSource| -> f64 {
+            if forbidden(field, source) {
+                return f64::NEG_INFINITY;
+            }
             let mut s =
                 self.similarity(&self.embedder.embed(&source.description), &describe(field));
             let kind = field.input_type.as_str();
@@ -2180,7 +2250,7 @@ impl<E: Embedder> DefaultPolicy<E> {
         if text_fields.len() == 1 {
             // One field (a search box, say): one candidate per value.
             let field = text_fields[0];
-            for source in sources {
+            for source in sources.iter().filter(|s| !forbidden(field, s)) {
                 let mut assignment = vec![FieldValue {
                     target: target_of(field),
                     value: source.value.clone(),
@@ -2355,6 +2425,7 @@ fn click_candidate(
         risk,
         key: click_key(element, twins),
         target,
+        refused: None,
     }
 }
 
@@ -2383,6 +2454,7 @@ fn clicks_risk(elements: &[&Element]) -> RiskClass {
                     accessible_name: &e.name,
                     role: &e.role,
                     input_type: &e.input_type,
+                    sends: Some(&e.sends),
                     ..RiskContext::default()
                 },
             )
@@ -2401,6 +2473,7 @@ fn hover_candidate(element: &Element) -> Candidate<Action> {
         risk: RiskClass::ReadOnly,
         key: action_key(&format!("hover {} {}", element.role, element.name)),
         target: None,
+        refused: None,
     }
 }
 
@@ -3455,6 +3528,95 @@ mod tests {
                 assert_ne!(f.value, FillValue::Input("password".into()), "{form:?}");
             }
         }
+    }
+
+    /// The tracker's page: a "Show issue" number field in a GET form beside the login form.
+    #[test]
+    fn credentials_never_go_into_a_get_form_beside_the_login_form() {
+        use forager_protocol::Sends;
+        let in_form = |name: &str, kind: &str, form: &str, posts: bool| {
+            let mut e = element("textbox", name);
+            e.tag = "input".into();
+            e.input_type = kind.into();
+            e.form = Some(forager_protocol::observation::FormContext {
+                name: form.into(),
+                submit_name: Some(if posts { "Login" } else { "show" }.into()),
+                posts,
+                selector: format!("#{form}"),
+                implicit: false,
+            });
+            let url = format!("http://127.0.0.1:1/{form}");
+            e.sends = if posts {
+                Sends::Post { url }
+            } else {
+                Sends::Get { url }
+            };
+            e
+        };
+        let mut show = element("button", "show");
+        show.form = in_form("x", "text", "issue", false).form;
+        show.sends = in_form("x", "text", "issue", false).sends;
+        let mut login = element("button", "Login");
+        login.form = in_form("x", "text", "login", true).form;
+        login.sends = in_form("x", "text", "login", true).sends;
+        let observation = page(vec![
+            in_form("Show issue:", "number", "issue", false),
+            in_form("Search", "search", "issue", false),
+            show,
+            in_form("Username", "text", "login", true),
+            in_form("Password", "password", "login", true),
+            login,
+        ]);
+        let goal = "Log in as alice and report a new bug titled \"Crash on save\"";
+        let proposals = DefaultPolicy::default().propose(
+            &observation,
+            &task(goal, &[("username", "alice"), ("password", "wonderland")]),
+        );
+        let mut credentials_typed = 0;
+        for candidate in &proposals.candidates {
+            let fields: Vec<&FieldValue> = match &candidate.action {
+                Action::FillForm { fields, .. } => fields.iter().collect(),
+                _ => Vec::new(),
+            };
+            for f in fields {
+                if let FillValue::Input(name) = &f.value {
+                    credentials_typed += 1;
+                    match name.as_str() {
+                        "password" => assert_eq!(f.target.name, "Password", "{candidate:?}"),
+                        "username" => assert_eq!(f.target.name, "Username", "{candidate:?}"),
+                        other => panic!("unexpected input {other}"),
+                    }
+                }
+            }
+            if let Action::Fill {
+                value: FillValue::Input(name),
+                target,
+                ..
+            } = &candidate.action
+            {
+                panic!("{name} typed alone into {:?}", target.name);
+            }
+        }
+        assert!(credentials_typed >= 2, "the login form is still filled");
+    }
+
+    #[test]
+    fn session_ending_controls_are_known_by_name_and_by_url() {
+        assert!(would_end_session("Log out", None));
+        assert!(would_end_session("Switch user", None));
+        assert!(would_end_session("Delete my account", None));
+        assert!(would_end_session("Revoke all sessions", None));
+        assert!(would_end_session(
+            "Bye",
+            Some("http://h/issue?@action=logout")
+        ));
+        assert!(!would_end_session("Log in", None));
+        assert!(!would_end_session(
+            "Issues",
+            Some("http://h/issue?@sort=id")
+        ));
+        assert!(goal_ends_session("log out of the admin"));
+        assert!(!goal_ends_session("add a new group named \"reviewers\""));
     }
 
     #[test]

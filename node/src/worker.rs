@@ -815,6 +815,14 @@ async fn expand<F: EnvFactory>(
                 session_expired: state.session_expired,
                 candidates: candidates
                     .into_iter()
+                    // Refused outright (it would end the session): never a branch.
+                    .filter(|c| {
+                        let keep = c.refused.is_none();
+                        if !keep {
+                            tracing::info!(action = %c.action.label(), "refused at the start page: it would end the session");
+                        }
+                        keep
+                    })
                     .map(|c| WireCandidate {
                         action: c.action,
                         prior: c.prior,
@@ -1147,6 +1155,7 @@ async fn run_branch<E: Environment<Action = Action>>(
         locations: Vec::new(),
         states: Vec::new(),
         tree: TreeSnapshot::default(),
+        session_ended: false,
     };
     let task = &assignment.task;
     let deadline = Duration::from_millis(assignment.deadline_ms);
@@ -1176,6 +1185,10 @@ async fn run_branch<E: Environment<Action = Action>>(
             let env = &mut state.env.inner;
             let reached = async {
                 let mut here = env.restore(&known).await?.state;
+                if here.session_expired && !here.success {
+                    // Where the session held before, a login page: the server ended it.
+                    return Ok(Some(Err(true)));
+                }
                 let mut prefix = known.clone();
                 for action in &assignment.prefix[known.len()..] {
                     let step = env.act(action).await?;
@@ -1188,7 +1201,7 @@ async fn run_branch<E: Environment<Action = Action>>(
                         return Ok(None);
                     }
                     if step.state.session_expired && !step.state.success {
-                        return Ok(Some(Err(())));
+                        return Ok(Some(Err(false)));
                     }
                     prefix.push((action.clone(), step.state.fingerprint));
                     here = step.state;
@@ -1198,11 +1211,12 @@ async fn run_branch<E: Environment<Action = Action>>(
             .await;
             let prefix = match reached {
                 Ok(Some(Ok(prefix))) => prefix,
-                Ok(Some(Err(()))) => {
+                Ok(Some(Err(ended))) => {
                     report.error = Some(
                         "the branch lands on a login page: the mounted session no longer holds"
                             .into(),
                     );
+                    report.session_ended = ended && task.session.is_some();
                     report
                         .counters
                         .pruned
@@ -1213,6 +1227,33 @@ async fn run_branch<E: Environment<Action = Action>>(
                 Ok(None) => {
                     report.error =
                         Some("the branch's action changed nothing, or ended the task".into());
+                    report.exhausted = true;
+                    return report;
+                }
+                Err(EnvError::RiskUnderestimated { class, request }) => {
+                    // The branch's own action sent more than its class allows: pruned as the
+                    // tree prunes it, and, above the ceiling, offered for approval at its class.
+                    let at = (known.len() + report.actions as usize)
+                        .min(assignment.prefix.len().saturating_sub(1));
+                    report.error = Some(format!(
+                        "the branch's step {} ({}) tried to send {request}: refused at the network",
+                        at + 1,
+                        assignment.prefix[at].label()
+                    ));
+                    report.counters.pruned.insert(
+                        PruneReason::RiskUnderestimated { class }.kind().to_owned(),
+                        1,
+                    );
+                    if class > task.risk_ceiling {
+                        let actions = assignment.prefix[..=at].to_vec();
+                        let mut risks = crate::consent::prefix_risks(task, &actions);
+                        if let Some(last) = risks.last_mut() {
+                            *last = class;
+                        }
+                        report
+                            .approvals
+                            .push(FoundPath::new(actions, Vec::new(), risks));
+                    }
                     report.exhausted = true;
                     return report;
                 }
@@ -1635,6 +1676,7 @@ mod tests {
             locators: vec![],
             role: "button".into(),
             name: name.into(),
+            sends: Default::default(),
         };
         (Action::Click { target }, Fingerprint([n; 16]))
     }

@@ -71,6 +71,33 @@ pub struct Target {
     pub role: String,
     /// The element's accessible name (possibly derived from label, placeholder or nearby text).
     pub name: String,
+    /// What activating it sends, as its page declared it: what the risk classifier reads
+    /// first, and what the network gate holds it to when it runs.
+    #[serde(default)]
+    pub sends: Sends,
+}
+
+/// What activating a target sends, as the page declared it when the action was planned: a
+/// link's `href`, or the method and action of the `<form>` a submit control (or Enter in a
+/// field) submits. A claim, not a proof: while the action runs, the browser refuses any
+/// request other than `GET`/`HEAD`/`OPTIONS` that its class does not allow (the network
+/// gate), so a target that says `Get` and posts is caught.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Sends {
+    /// Not declared: a control with a script handler, a field, a page not read.
+    #[default]
+    Unknown,
+    /// A `GET` navigation to this URL (a link, or a form whose method is `get`).
+    Get {
+        /// The URL, absolute; a form's without the values it will append.
+        url: String,
+    },
+    /// A form posted to this URL.
+    Post {
+        /// The form's action, absolute.
+        url: String,
+    },
 }
 
 /// Where a fill's text comes from.
@@ -405,6 +432,7 @@ mod tests {
             locators: vec![Locator::Css("#x".into())],
             role: "textbox".into(),
             name: name.into(),
+            sends: Default::default(),
         }
     }
 

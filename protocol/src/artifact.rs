@@ -360,6 +360,7 @@ mod tests {
                 locators: vec![Locator::Css(format!("#a{index}"))],
                 role: "link".into(),
                 name: format!("step {index}"),
+                sends: Default::default(),
             },
         };
         ResultStep {

@@ -239,6 +239,7 @@ mod tests {
                 locators: vec![Locator::Css("#x".into())],
                 role: "button".into(),
                 name: name.into(),
+                sends: Default::default(),
             },
         };
         ConsentStep {

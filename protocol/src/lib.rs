@@ -12,6 +12,7 @@
 //! - [`trajectory`]: finished rollouts and their fixed-dimension vectors.
 //! - [`score`]: the production-aware UCT score and its weights.
 //! - [`risk`], [`submit`], [`meaningful`]: pure classifiers the search and validator rely on.
+//! - [`credential`]: which task inputs are credentials, and which fields may take them.
 //! - [`outcome`]: named failure and pruning reasons, shared by the engine and the result document.
 //! - [`codec`]: the only place bincode is used; versioned, size-limited framing.
 //! - [`signing`]: Ed25519 signatures over a domain-separated canonical encoding.
@@ -33,6 +34,7 @@ pub mod artifact;
 pub mod capsule;
 pub mod codec;
 pub mod consent;
+pub mod credential;
 pub mod digest;
 pub mod fingerprint;
 pub mod meaningful;
@@ -50,7 +52,7 @@ pub mod verdict;
 pub mod wire;
 pub mod workflow;
 
-pub use action::{Action, FillValue, Locator, ScrollEdge, SliderMove, Target};
+pub use action::{Action, FillValue, Locator, ScrollEdge, Sends, SliderMove, Target};
 pub use fingerprint::Fingerprint;
 pub use outcome::{FailureReason, PruneReason};
 pub use risk::RiskClass;

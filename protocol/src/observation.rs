@@ -75,6 +75,14 @@ pub struct Element {
     /// date picker's calendar), or not at all.
     #[serde(default)]
     pub readonly: bool,
+    /// What activating it sends (a link's `href`, the `<form>` a submit control or Enter in
+    /// a field submits), as the page declares it; `Unknown` for script handlers.
+    #[serde(default)]
+    pub sends: crate::action::Sends,
+    /// Its `autocomplete` attribute, lower case (`current-password`, `one-time-code`,
+    /// `username`, …): what a field is made for, which decides where a credential may go.
+    #[serde(default)]
+    pub autocomplete: String,
 }
 
 /// A value the page shows, which a goal may ask to be typed elsewhere ("Enter the value of

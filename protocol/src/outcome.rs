@@ -107,6 +107,18 @@ pub enum PruneReason {
     /// The task mounts a session capsule and the page asks to log in on one of its origins:
     /// the captured session no longer holds there.
     SessionExpired,
+    /// The action was rated at or below the ceiling, but while it ran the page tried to send
+    /// a write its class does not allow (a `POST` behind "Show more"): the browser refused
+    /// the request (the network gate) and the action is re-rated by what it tried to send.
+    RiskUnderestimated {
+        /// The class of what it tried to send.
+        class: RiskClass,
+    },
+    /// The action would end the session the search stands on (log out, sign out, switch
+    /// user, revoke, delete the account) and the goal does not ask for that: never executed,
+    /// whatever the ceiling, since a server that ends a session ends it for every branch and
+    /// every node that shares it (a mounted capsule's).
+    EndsSession,
 }
 
 impl PruneReason {
@@ -124,6 +136,8 @@ impl PruneReason {
             PruneReason::DeadEnd => "dead_end",
             PruneReason::SessionLost => "session_lost",
             PruneReason::SessionExpired => "session_expired",
+            PruneReason::RiskUnderestimated { .. } => "risk_underestimated",
+            PruneReason::EndsSession => "ends_session",
         }
     }
 }
@@ -135,6 +149,12 @@ impl fmt::Display for PruneReason {
                 write!(f, "approval_required (risk class {class})")
             }
             PruneReason::ActionFailed { reason } => write!(f, "action_failed: {reason}"),
+            PruneReason::RiskUnderestimated { class } => {
+                write!(
+                    f,
+                    "risk_underestimated (it tried to send a class {class} request)"
+                )
+            }
             other => f.write_str(other.kind()),
         }
     }

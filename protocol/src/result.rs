@@ -153,6 +153,13 @@ pub struct NetworkSummary {
     pub blocked_requests: u64,
     /// The first blocked URLs.
     pub blocked_urls: Vec<String>,
+    /// Writes (requests other than `GET`/`HEAD`/`OPTIONS`) the network gate refused because
+    /// the action that caused them was rated a read (or they came between actions).
+    #[serde(default)]
+    pub refused_writes: u64,
+    /// The first refused writes, as `METHOD URL`.
+    #[serde(default)]
+    pub refused_write_requests: Vec<String>,
 }
 
 /// The result document.

@@ -4,11 +4,34 @@
 //! `approval_required`. The classifier therefore errs upward: a control whose purpose it
 //! cannot tell, inside a form that posts, counts as an external submission (class 4).
 //!
-//! Classification reads the accessible name of the control being *activated*. For a fill, the
-//! accessible name labels the field (its purpose), not an action, so a fill on its own is
-//! read-only; a fill with Enter submits the form and is classified by the form's submit control.
+//! Classification reads first what the action *sends*, as the page declares it
+//! ([`Sends`]), then the words:
+//!
+//! - Submitting a `<form method=get>` (its submit control, or Enter in one of its fields) is a
+//!   read, whatever the button says ("Apply", "Go", "Submit", "Filter"): it builds a URL.
+//! - A link to an http(s) URL is a `GET` navigation: a read, unless its URL names a handler
+//!   that changes state (a path segment, a query key, or the value of an `action`-like key:
+//!   `/group/3/delete/`, `?@action=logout`, `?op=remove`): then the verb it names decides
+//!   (delete, remove, destroy, erase, purge: destructive; log out: authenticated read;
+//!   unsubscribe, deactivate: account mutation). A link's *name* raises it only for logging
+//!   out and for putting something into a cart: "Remove this filter", "Clear", "Buy now",
+//!   "Delete this post" linking to a page of the site are navigations to pages whose own
+//!   buttons act. A query's other values (a search for "remove stains") say nothing.
+//! - A control that sends a form by `POST`, or whose sending is not declared (a script's
+//!   handler), is read by the accessible name of the control being *activated*, erring upward.
+//!   A checkbox, a radio button, a field or an option only changes what a form holds, so a
+//!   click on one is read by its name alone, never as the form's submission.
+//!
+//! For a fill, the accessible name labels the field (its purpose), not an action, so a fill
+//! on its own is read-only; a fill with Enter submits the form and is classified by the form's
+//! method and submit control.
+//!
+//! What the page declares is a claim: while an action runs, the browser refuses every request
+//! other than `GET`/`HEAD`/`OPTIONS` that the action's class does not allow (`node`'s network
+//! gate), so a control that says it reads and then posts is caught and re-rated
+//! ([`class_of_request`]).
 
-use crate::action::{Action, ActionShape};
+use crate::action::{Action, ActionShape, Sends};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
@@ -109,6 +132,9 @@ pub struct RiskContext<'a> {
     pub form_posts: bool,
     /// The text of the dialog being accepted, for [`ActionShape::AcceptDialog`].
     pub dialog_text: &'a str,
+    /// What activating the target sends, as its page declares it ([`Sends`]); `None` when
+    /// not known (a page not read). Read before the words: see [`classify`].
+    pub sends: Option<&'a Sends>,
 }
 
 /// Phrases matched at word boundaries anywhere in a name, most specific first; the first
@@ -302,6 +328,7 @@ pub fn classify_action(action: &Action) -> RiskClass {
         &RiskContext {
             accessible_name: action.target().map_or("", |t| t.name.as_str()),
             role: action.target().map_or("", |t| t.role.as_str()),
+            sends: action.target().map(|t| &t.sends),
             ..Default::default()
         },
     )
@@ -327,42 +354,185 @@ pub fn classify(shape: ActionShape, context: &RiskContext<'_>) -> RiskClass {
             // Accepting "Are you sure you want to delete…?" is the deletion.
             class_of_name(context.dialog_text).unwrap_or(RiskClass::ReadOnly)
         }
-        ActionShape::Click => {
-            let is_link = context.role.eq_ignore_ascii_case("link");
-            let by_name = if is_link {
-                // A link to "Apply now", "Sign up" or "Add" opens a form; the form's own button
-                // is the submission. Links that spend, delete or change the account stay risky,
-                // and so do links that put something into a cart ("Add to cart").
-                class_of_link_name(context.accessible_name)
-                    .filter(|class| *class != RiskClass::ExternalSubmission)
-                    .filter(|class| {
-                        *class != RiskClass::DraftWrite || !opens_a_form(context.accessible_name)
-                    })
-            } else {
-                class_of_name(context.accessible_name)
-            };
-            match by_name {
-                Some(class) => class,
-                None if is_step_control(context.accessible_name) => {
-                    if context.form_posts {
-                        RiskClass::DraftWrite
-                    } else {
-                        RiskClass::ReadOnly
-                    }
-                }
-                // A link without alarming words is a read; an unknown control that submits a
-                // posting form is assumed to send something out.
-                None if !is_link && context.form_posts => RiskClass::ExternalSubmission,
-                None => RiskClass::ReadOnly,
+        ActionShape::Click => match context.sends {
+            Some(Sends::Get { url }) if is_link(context.role) => {
+                classify_link_navigation(context.accessible_name, url)
             }
+            // The submit control of a GET form (or a click in one of its fields).
+            Some(Sends::Get { .. }) => RiskClass::ReadOnly,
+            _ => classify_click_by_words(context),
+        },
+    }
+}
+
+fn is_link(role: &str) -> bool {
+    role.eq_ignore_ascii_case("link")
+}
+
+/// Roles whose click changes only what a form holds (or where focus is), never sends it.
+fn only_holds_a_value(role: &str) -> bool {
+    const ROLES: &[&str] = &[
+        "checkbox",
+        "radio",
+        "switch",
+        "option",
+        "textbox",
+        "searchbox",
+        "combobox",
+        "spinbutton",
+        "slider",
+        "menuitemcheckbox",
+        "menuitemradio",
+    ];
+    ROLES.iter().any(|r| role.eq_ignore_ascii_case(r))
+}
+
+/// Verbs that, named by a URL, make its `GET` handler change state.
+const URL_VERBS: &[(&str, RiskClass)] = &[
+    ("delete", RiskClass::Destructive),
+    ("remove", RiskClass::Destructive),
+    ("destroy", RiskClass::Destructive),
+    ("erase", RiskClass::Destructive),
+    ("purge", RiskClass::Destructive),
+    ("trash", RiskClass::Destructive),
+    ("deactivate", RiskClass::AccountMutation),
+    ("unsubscribe", RiskClass::AccountMutation),
+    ("logout", RiskClass::AuthenticatedRead),
+    ("log out", RiskClass::AuthenticatedRead),
+    ("signout", RiskClass::AuthenticatedRead),
+    ("sign out", RiskClass::AuthenticatedRead),
+    ("logoff", RiskClass::AuthenticatedRead),
+    ("log off", RiskClass::AuthenticatedRead),
+];
+
+/// Query keys whose value names what the handler does (`?action=delete`, Roundup's
+/// `?@action=logout`); any other key's value is data (a search's words) and says nothing.
+const ACTION_KEYS: &[&str] = &[
+    "action",
+    "@action",
+    "op",
+    "operation",
+    "do",
+    "cmd",
+    "command",
+    "method",
+    "_method",
+    "task",
+    "mode",
+    "verb",
+];
+
+/// The words of a URL that can name its handler: its path's segments, its query's keys, and
+/// the values of its action-like keys. `None` for what does not parse as an absolute URL.
+fn handler_words(url: &str) -> Option<String> {
+    let (_, rest) = url.split_once("://")?;
+    let rest = rest.split('#').next().unwrap_or("");
+    let (authority_and_path, query) = rest.split_once('?').unwrap_or((rest, ""));
+    let path = authority_and_path
+        .split_once('/')
+        .map_or("", |(_, path)| path);
+    let mut words = String::from(path);
+    for pair in query.split('&').filter(|p| !p.is_empty()) {
+        let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
+        words.push(' ');
+        words.push_str(key);
+        if ACTION_KEYS.iter().any(|k| key.eq_ignore_ascii_case(k)) {
+            words.push(' ');
+            words.push_str(value);
         }
     }
+    Some(normalise_name(&words.replace("%20", " ").replace('+', " ")))
+}
+
+/// The class of the verb a URL names for its handler, if it names one.
+pub fn class_of_url(url: &str) -> Option<RiskClass> {
+    let words = handler_words(url)?;
+    URL_VERBS
+        .iter()
+        .find(|(verb, _)| contains_phrase(&words, verb))
+        .map(|&(_, class)| class)
+}
+
+/// A link that navigates by `GET`: see the module documentation.
+fn classify_link_navigation(name: &str, url: &str) -> RiskClass {
+    if let Some(class) = class_of_url(url) {
+        return class;
+    }
+    let words = normalise_name(name);
+    let ends_session = [
+        "log out", "logout", "sign out", "signout", "log off", "sign off",
+    ]
+    .iter()
+    .any(|p| contains_phrase(&words, p));
+    if ends_session {
+        return RiskClass::AuthenticatedRead;
+    }
+    // A cart's links often write on GET ("Add to cart" → /cart?add=3).
+    match class_of_link_name(name) {
+        Some(RiskClass::DraftWrite) if !opens_a_form(name) => RiskClass::DraftWrite,
+        _ => RiskClass::ReadOnly,
+    }
+}
+
+/// A click read by words: the control's name, erring upward inside a posting form.
+fn classify_click_by_words(context: &RiskContext<'_>) -> RiskClass {
+    let is_link = is_link(context.role);
+    let posts = context.form_posts || matches!(context.sends, Some(Sends::Post { .. }));
+    let by_name = if is_link {
+        // A link to "Apply now", "Sign up" or "Add" opens a form; the form's own button
+        // is the submission. Links that spend, delete or change the account stay risky,
+        // and so do links that put something into a cart ("Add to cart").
+        class_of_link_name(context.accessible_name)
+            .filter(|class| *class != RiskClass::ExternalSubmission)
+            .filter(|class| {
+                *class != RiskClass::DraftWrite || !opens_a_form(context.accessible_name)
+            })
+    } else {
+        class_of_name(context.accessible_name)
+    };
+    match by_name {
+        Some(class) => class,
+        None if is_step_control(context.accessible_name) => {
+            if posts {
+                RiskClass::DraftWrite
+            } else {
+                RiskClass::ReadOnly
+            }
+        }
+        // A link without alarming words is a read; an unknown control that submits a
+        // posting form is assumed to send something out (a checkbox does not send it).
+        None if !is_link && posts && !only_holds_a_value(context.role) => {
+            RiskClass::ExternalSubmission
+        }
+        None => RiskClass::ReadOnly,
+    }
+}
+
+/// The class a request the network gate held shows an action to have: a `DELETE` destroys,
+/// any other write (`POST`, `PUT`, `PATCH`, a beacon) sends something out; `GET`, `HEAD` and
+/// `OPTIONS` read.
+pub fn class_of_request(method: &str) -> RiskClass {
+    match method.to_ascii_uppercase().as_str() {
+        "GET" | "HEAD" | "OPTIONS" => RiskClass::ReadOnly,
+        "DELETE" => RiskClass::Destructive,
+        _ => RiskClass::ExternalSubmission,
+    }
+}
+
+/// Whether an action of this class may send writes (anything but `GET`/`HEAD`/`OPTIONS`):
+/// from an authenticated read (a login posts its form) up.
+pub fn allows_writes(class: RiskClass) -> bool {
+    class >= RiskClass::AuthenticatedRead
 }
 
 /// Enter in a field submits its form: the form's submit control (or, failing that, whether the
 /// form posts) decides the class. A password field being submitted is at least a login.
 fn classify_form_submission(context: &RiskContext<'_>) -> RiskClass {
-    let by_submit = context.form_submit_name.and_then(class_of_name);
+    let by_submit = match context.sends {
+        // A GET form builds a URL, whatever its button says.
+        Some(Sends::Get { .. }) => Some(RiskClass::ReadOnly),
+        _ => context.form_submit_name.and_then(class_of_name),
+    };
     let baseline = if context.form_posts {
         RiskClass::ExternalSubmission
     } else {
@@ -559,6 +729,180 @@ mod tests {
         assert_eq!(click("PayPal help"), RiskClass::ReadOnly);
         assert_eq!(click("Postcode lookup"), RiskClass::ReadOnly);
         assert_eq!(click("Addresses"), RiskClass::ReadOnly);
+    }
+
+    fn sends_get(url: &str) -> Sends {
+        Sends::Get { url: url.into() }
+    }
+
+    #[test]
+    fn get_forms_are_reads_whatever_their_button_says() {
+        let get = sends_get("http://127.0.0.1:8001/db/cities");
+        for name in [
+            "Apply", "Go", "Submit", "Filter", "Send", "Confirm", "Delete",
+        ] {
+            let context = RiskContext {
+                accessible_name: name,
+                role: "button",
+                form_submit_name: Some(name),
+                sends: Some(&get),
+                ..RiskContext::default()
+            };
+            assert_eq!(
+                classify(ActionShape::Click, &context),
+                RiskClass::ReadOnly,
+                "{name}"
+            );
+            assert_eq!(
+                classify(ActionShape::Fill { enter: true }, &context),
+                RiskClass::ReadOnly,
+                "Enter in a field of a GET form named {name}"
+            );
+        }
+        // The same buttons in a form that posts keep today's reading.
+        let post = Sends::Post {
+            url: "http://127.0.0.1:8001/db/cities".into(),
+        };
+        let posted = |name| {
+            classify(
+                ActionShape::Click,
+                &RiskContext {
+                    accessible_name: name,
+                    role: "button",
+                    form_posts: true,
+                    sends: Some(&post),
+                    ..RiskContext::default()
+                },
+            )
+        };
+        assert_eq!(posted("Apply"), RiskClass::ExternalSubmission);
+        assert_eq!(posted("Go"), RiskClass::ExternalSubmission);
+        assert_eq!(posted("Delete"), RiskClass::Destructive);
+        assert_eq!(posted("Save"), RiskClass::DraftWrite);
+    }
+
+    #[test]
+    fn a_link_that_navigates_reads_unless_its_url_names_a_handler_that_changes_state() {
+        let link = |name: &str, url: &str| {
+            let sends = sends_get(url);
+            classify(
+                ActionShape::Click,
+                &RiskContext {
+                    accessible_name: name,
+                    role: "link",
+                    sends: Some(&sends),
+                    ..RiskContext::default()
+                },
+            )
+        };
+        let base = "http://127.0.0.1:8001";
+        let table: &[(&str, &str, RiskClass)] = &[
+            (
+                "Remove this filter",
+                "/db/cities?_sort=name",
+                RiskClass::ReadOnly,
+            ),
+            ("Clear", "/db/cities", RiskClass::ReadOnly),
+            ("Delete this post", "/posts/3/", RiskClass::ReadOnly),
+            ("Buy now", "/books/7", RiskClass::ReadOnly),
+            ("Annual report", "/reports/2025", RiskClass::ReadOnly),
+            // A search for words that sound alarming is still a search.
+            (
+                "remove stains",
+                "/search?q=remove+stains",
+                RiskClass::ReadOnly,
+            ),
+            // The URL names the handler: what it does decides, whatever the link says.
+            (
+                "Delete",
+                "/admin/auth/group/3/delete/",
+                RiskClass::Destructive,
+            ),
+            ("Tidy up", "/items/3/delete", RiskClass::Destructive),
+            ("x", "/items?action=remove&id=3", RiskClass::Destructive),
+            ("Log out", "/logout", RiskClass::AuthenticatedRead),
+            ("Bye", "/issue?@action=logout", RiskClass::AuthenticatedRead),
+            ("Sign out", "/account", RiskClass::AuthenticatedRead),
+            (
+                "Unsubscribe",
+                "/list/unsubscribe?u=3",
+                RiskClass::AccountMutation,
+            ),
+            // A cart's links write on GET.
+            ("Add to cart", "/cart?item=3", RiskClass::DraftWrite),
+        ];
+        for &(name, path, expected) in table {
+            assert_eq!(
+                link(name, &format!("{base}{path}")),
+                expected,
+                "{name} -> {path}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_checkbox_in_a_posting_form_only_holds_a_value() {
+        for role in ["checkbox", "radio", "switch", "textbox"] {
+            let context = RiskContext {
+                accessible_name: "Remember me?",
+                role,
+                form_posts: true,
+                ..RiskContext::default()
+            };
+            assert_eq!(
+                classify(ActionShape::Click, &context),
+                RiskClass::ReadOnly,
+                "{role}"
+            );
+        }
+        // By its name a checkbox can still be alarming: a row's "Delete" box.
+        let delete = RiskContext {
+            accessible_name: "Delete",
+            role: "checkbox",
+            form_posts: true,
+            ..RiskContext::default()
+        };
+        assert_eq!(
+            classify(ActionShape::Click, &delete),
+            RiskClass::Destructive
+        );
+    }
+
+    #[test]
+    fn an_action_alone_is_classified_by_what_its_target_declares() {
+        use crate::action::{Locator, Target};
+        let target = |role: &str, name: &str, sends: Sends| Target {
+            locators: vec![Locator::Css("#x".into())],
+            role: role.into(),
+            name: name.into(),
+            sends,
+        };
+        let apply = Action::Click {
+            target: target("button", "Apply", sends_get("http://h/db/t")),
+        };
+        assert_eq!(classify_action(&apply), RiskClass::ReadOnly);
+        let undeclared = Action::Click {
+            target: target("button", "Apply", Sends::Unknown),
+        };
+        assert_eq!(classify_action(&undeclared), RiskClass::ExternalSubmission);
+        let delete = Action::Click {
+            target: target("link", "Tidy", sends_get("http://h/items/3/delete")),
+        };
+        assert_eq!(classify_action(&delete), RiskClass::Destructive);
+    }
+
+    #[test]
+    fn requests_are_classed_by_method() {
+        assert_eq!(class_of_request("GET"), RiskClass::ReadOnly);
+        assert_eq!(class_of_request("head"), RiskClass::ReadOnly);
+        assert_eq!(class_of_request("OPTIONS"), RiskClass::ReadOnly);
+        assert_eq!(class_of_request("POST"), RiskClass::ExternalSubmission);
+        assert_eq!(class_of_request("PUT"), RiskClass::ExternalSubmission);
+        assert_eq!(class_of_request("PATCH"), RiskClass::ExternalSubmission);
+        assert_eq!(class_of_request("DELETE"), RiskClass::Destructive);
+        assert!(!allows_writes(RiskClass::ReadOnly));
+        assert!(allows_writes(RiskClass::AuthenticatedRead));
+        assert!(allows_writes(RiskClass::DraftWrite));
     }
 
     #[test]

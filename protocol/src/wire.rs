@@ -275,6 +275,11 @@ pub struct ProgressReport {
     /// `--keep-all`, the finished trajectories (every path from the start URL to one of its
     /// nodes), signed with the report.
     pub tree: TreeSnapshot,
+    /// The branch's root, replayed from the start URL with the task's mounted session, asks to
+    /// log in where it did not before: the server ended the session every branch shares. The
+    /// queen ends the run `session_expired` at once.
+    #[serde(default)]
+    pub session_ended: bool,
 }
 
 /// Counts a node keeps while searching a branch, for the result's metrics. The queen bounds
@@ -981,6 +986,7 @@ pub(crate) mod tests {
                 role: "button".into(),
                 name: name.into(),
                 locators: vec![crate::action::Locator::Text(name.into())],
+                sends: Default::default(),
             },
         }
     }
@@ -1114,6 +1120,7 @@ pub(crate) mod tests {
                 locators,
                 role,
                 name,
+                sends: Default::default(),
             },
         )
     }
@@ -1461,6 +1468,7 @@ pub(crate) mod tests {
                     locators: vec![crate::action::Locator::Css("#place".into())],
                     role: "button".into(),
                     name: name.into(),
+                    sends: Default::default(),
                 },
             };
             crate::consent::ConsentStep {
@@ -1632,6 +1640,7 @@ pub(crate) mod tests {
                                 locations,
                                 states,
                                 tree,
+                                session_ended: false,
                             }
                         }
                     ),

@@ -176,6 +176,7 @@ fn ranked(target: &Target) -> Target {
         locators,
         role: target.role.clone(),
         name: target.name.clone(),
+        sends: target.sends.clone(),
     }
 }
 
@@ -532,6 +533,7 @@ mod tests {
             locators,
             role: "textbox".into(),
             name: name.into(),
+            sends: Default::default(),
         }
     }
 

@@ -728,6 +728,7 @@ mod tests {
                     locators: vec![Locator::Css(format!("#a{id}"))],
                     role: "link".into(),
                     name: format!("link {id}"),
+                    sends: Default::default(),
                 },
             }),
             fingerprint: Some(Fingerprint([id as u8; 16])),
@@ -762,6 +763,7 @@ mod tests {
             counters: Default::default(),
             locations: Vec::new(),
             states: Vec::new(),
+            session_ended: false,
             tree: TreeSnapshot {
                 instance: 42,
                 nodes: vec![

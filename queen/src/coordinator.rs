@@ -1761,6 +1761,12 @@ impl TaskRun {
                 n.blocked_urls.push(url.clone());
             }
         }
+        n.refused_writes += network.refused_writes;
+        for request in &network.refused_write_requests {
+            if n.refused_write_requests.len() < 100 && !n.refused_write_requests.contains(request) {
+                n.refused_write_requests.push(request.clone());
+            }
+        }
     }
 
     /// Adds a report's counters, bounded by what its actions can have caused: a restore, a
@@ -1805,6 +1811,13 @@ impl TaskRun {
     ) {
         self.merge_network(&report.network);
         self.merge_counters(&report);
+        if report.session_ended && report.successes.is_empty() && self.task.capsule.is_some() {
+            // Every branch stands on the one session the server ended: no branch can go on.
+            tracing::warn!(%node, "a branch's root asks to log in again: the server ended the mounted session");
+            self.actions += report.actions;
+            self.finish_failing(FailureReason::SessionExpired);
+            return;
+        }
         self.actions += report.actions;
         self.replayed += report.replayed;
         self.cost = self.cost.plus(report.cost);

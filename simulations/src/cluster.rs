@@ -26,6 +26,7 @@ pub fn to_action(site: &Site, id: u32) -> Action {
             locators: vec![Locator::Css(format!("{PREFIX}{id}"))],
             role: def.role.to_owned(),
             name: def.label.clone(),
+            sends: Default::default(),
         },
     }
 }
@@ -107,6 +108,7 @@ impl Environment for SimBrowser {
                 risk: c.risk,
                 key: c.key,
                 target: c.target,
+                refused: None,
             })
             .collect())
     }

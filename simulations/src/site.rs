@@ -325,6 +325,7 @@ impl Builder {
                 form_submit_name: form_submit,
                 form_posts: posts,
                 dialog_text: "",
+                sends: None,
             },
         );
         self.actions.push(ActionDef {
@@ -1022,6 +1023,7 @@ impl SiteTables {
                             risk: def.risk,
                             key: def.key,
                             target,
+                            refused: None,
                         }
                     })
                     .collect()

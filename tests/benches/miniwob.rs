@@ -275,6 +275,7 @@ async fn instruction(pool: &BrowserPool, url: &str, seed: u64) -> Result<(String
             locators: cover.locators,
             role: cover.role,
             name: cover.name,
+            sends: Default::default(),
         };
         tab.click(&target, "START").await?;
         tab.settle().await?;

@@ -591,6 +591,7 @@ pub fn claiming(
         locations: Vec::new(),
         states: Vec::new(),
         tree: Default::default(),
+        session_ended: false,
     }
 }
 

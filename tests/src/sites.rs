@@ -25,6 +25,9 @@ pub struct Counters {
     /// Which version of its pages a fixture serves (the workshop: 0 as explored, 1 with renamed
     /// classes, reordered lists and a renamed button, 2 without the product).
     pub variant: AtomicU64,
+    /// Every request served, as `METHOD /path?query` (the first 10,000): what left the
+    /// browser, for tests that look for a value in a URL.
+    pub requests: std::sync::Mutex<Vec<String>>,
 }
 
 /// A running fixture server.
@@ -50,6 +53,15 @@ impl Fixture {
         self.counters.orders.load(Ordering::SeqCst)
     }
 
+    /// Every request served so far, `METHOD /path?query`.
+    pub fn requests(&self) -> Vec<String> {
+        self.counters
+            .requests
+            .lock()
+            .map(|r| r.clone())
+            .unwrap_or_default()
+    }
+
     /// Requests served so far.
     pub fn hits(&self) -> u64 {
         self.counters.hits.load(Ordering::SeqCst)
@@ -71,6 +83,11 @@ pub async fn serve(router: Router<Arc<Counters>>) -> Fixture {
                 let counting = counting.clone();
                 async move {
                     counting.hits.fetch_add(1, Ordering::SeqCst);
+                    if let Ok(mut requests) = counting.requests.lock()
+                        && requests.len() < 10_000
+                    {
+                        requests.push(format!("{} {}", request.method(), request.uri()));
+                    }
                     next.run(request).await
                 }
             },
@@ -1806,4 +1823,160 @@ pub fn dynamic() -> Router<Arc<Counters>> {
                 )
             }),
         )
+}
+
+// ---------------------------------------------------------------------------------------------
+// Records: a read-only browser of a table of cities (GET filter forms, "Remove this filter"
+// and "Clear" links), a "Show more" button whose handler POSTs, a link that deletes on GET,
+// and a tracker's front page: a "Show issue" GET form beside a login form with "Remember me".
+// Every write that lands (the POST, the GET delete, a login) counts in `Counters::orders`.
+
+const CITIES: &[(&str, &str)] = &[
+    ("Lima", "Peru"),
+    ("Cusco", "Peru"),
+    ("Arequipa", "Peru"),
+    ("Paris", "France"),
+    ("Lyon", "France"),
+    ("Osaka", "Japan"),
+    ("Kyoto", "Japan"),
+    ("Quito", "Ecuador"),
+];
+
+fn city_table(country: &str) -> String {
+    let rows: String = CITIES
+        .iter()
+        .filter(|(_, c)| country.is_empty() || *c == country)
+        .map(|(city, c)| format!("<tr><td>{city}</td><td>{c}</td></tr>"))
+        .collect();
+    format!(
+        "<p>{} rows</p><table><tr><th>name</th><th>country</th></tr>{rows}</table>",
+        CITIES
+            .iter()
+            .filter(|(_, c)| country.is_empty() || *c == country)
+            .count()
+    )
+}
+
+/// `/cities?country=…&button=…`: the filter form's button is named by `button` (Apply, Go,
+/// Submit, Filter), kept in a hidden field.
+async fn cities(Query(query): Query<HashMap<String, String>>) -> Html<String> {
+    let country = query.get("country").map(String::as_str).unwrap_or("");
+    let button = query.get("button").map(String::as_str).unwrap_or("Apply");
+    let button = escape(button);
+    let options: String = ["", "Ecuador", "France", "Japan", "Peru"]
+        .iter()
+        .map(|c| {
+            format!(
+                "<option value=\"{c}\">{}</option>",
+                if c.is_empty() { "- any -" } else { c }
+            )
+        })
+        .collect();
+    let filter = if country.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "<p>Showing cities where country = {country} \
+             <a href=\"/cities?button={button}\">Remove this filter</a> \
+             <a href=\"/cities?button={button}\">Clear</a></p>",
+            country = escape(country)
+        )
+    };
+    page(
+        "Cities",
+        &format!(
+            "<form method=get action=\"/cities\" name=filters>\
+             <label for=country>Country</label><select id=country name=country>{options}</select>\
+             <input type=hidden name=button value=\"{button}\">\
+             <input type=submit value=\"{button}\"></form>\
+             {filter}{table}\
+             <p><a href=\"/more\">More cities</a> · <a href=\"/tidy\">Housekeeping</a></p>",
+            table = city_table(country)
+        ),
+    )
+}
+
+/// `/more`: "Show more" fetches with POST; the POST (a write) adds a row when it lands.
+async fn more_page() -> Html<String> {
+    page(
+        "More cities",
+        "<p>The list has more.</p><ul id=list><li>Lima</li></ul>\
+         <button id=more>Show more</button><script>\
+         document.getElementById('more').addEventListener('click', async () => {\
+           const answer = await fetch('/more', {method: 'POST'});\
+           const text = await answer.text();\
+           const li = document.createElement('li'); li.textContent = text;\
+           document.getElementById('list').appendChild(li);\
+         });</script>",
+    )
+}
+
+async fn more_post(State(counters): Shared) -> &'static str {
+    counters.orders.fetch_add(1, Ordering::SeqCst);
+    "Montevideo"
+}
+
+/// `/tidy`: a link named harmlessly whose `href` deletes on GET.
+async fn tidy_page() -> Html<String> {
+    page(
+        "Housekeeping",
+        "<p>Old rows pile up here.</p><p><a href=\"/cities/8/delete\">Tidy up the list</a></p>",
+    )
+}
+
+async fn delete_on_get(State(counters): Shared) -> Html<String> {
+    counters.orders.fetch_add(1, Ordering::SeqCst);
+    page("Deleted", "<p>The city was deleted; the list is tidy.</p>")
+}
+
+/// `/tracker`: a "Show issue" number field (a GET form) beside the login form.
+async fn tracker_home() -> Html<String> {
+    page(
+        "Issue tracker",
+        "<form method=get action=\"/issue\" name=goto>\
+         <label for=n>Show issue:</label><input id=n name=id type=number>\
+         <input type=submit value=show></form>\
+         <form method=get action=\"/search\" name=search>\
+         <label for=q>Search</label><input id=q name=q type=search>\
+         <input type=submit value=Search></form>\
+         <form method=post action=\"/tracker/login\" name=login>\
+         <label for=u>Username</label><input id=u name=username>\
+         <label for=p>Password</label><input id=p name=password type=password>\
+         <label><input type=checkbox name=remember> Remember me?</label>\
+         <input type=submit value=\"Login\"></form>",
+    )
+}
+
+async fn tracker_login(
+    State(counters): Shared,
+    Form(form): Form<HashMap<String, String>>,
+) -> Html<String> {
+    if form.get("username").map(String::as_str) == Some("alice")
+        && form.get("password").map(String::as_str) == Some("wonder land")
+    {
+        counters.orders.fetch_add(1, Ordering::SeqCst);
+        page(
+            "Issue tracker",
+            "<p>Hello, alice.</p><p>You are logged in.</p>",
+        )
+    } else {
+        page("Issue tracker", "<p role=alert>Invalid login.</p>")
+    }
+}
+
+async fn tracker_elsewhere() -> Html<String> {
+    page("Issue tracker", "<p>Nothing found.</p>")
+}
+
+/// The records fixture.
+pub fn records() -> Router<Arc<Counters>> {
+    Router::new()
+        .route("/cities", get(cities))
+        .route("/more", get(more_page).post(more_post))
+        .route("/tidy", get(tidy_page))
+        .route("/cities/8/delete", get(delete_on_get))
+        .route("/tracker", get(tracker_home))
+        .route("/tracker/login", post(tracker_login))
+        .route("/issue", get(tracker_elsewhere))
+        .route("/search", get(tracker_elsewhere))
 }

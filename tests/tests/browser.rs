@@ -366,6 +366,7 @@ async fn a_click_the_page_refuses_is_no_change_and_one_it_remembers_is() {
             locators: vec![forager_protocol::Locator::Css(css.into())],
             role: "button".into(),
             name: css.into(),
+            sends: Default::default(),
         },
     };
     let marked = env.act(&click(".cell")).await.expect("marks a cell").state;
@@ -540,6 +541,7 @@ async fn a_slider_is_moved_to_a_value_by_the_number_that_moves_with_it() {
         locators: vec![Locator::Css(format!("#{id} > .slider-handle"))],
         role: "slider".into(),
         name: "slider handle".into(),
+        sends: Default::default(),
     };
     let shown = |id: &str| format!("document.getElementById('{id}-val').textContent");
     let (a, b) = (handle("a"), handle("b"));

@@ -176,6 +176,7 @@ async fn lying_peer(
                 role: "button".into(),
                 name: "Save".into(),
                 locators: vec![forager_protocol::Locator::Text("Save".into())],
+                sends: Default::default(),
             },
         };
         let claim = FoundPath {

@@ -240,6 +240,7 @@ fn small_workflow(base: &str) -> Vec<u8> {
         locators: vec![Locator::Css(css.into())],
         role: "textbox".into(),
         name: name.into(),
+        sends: Default::default(),
     };
     let action = Action::FillForm {
         fields: vec![FieldValue {

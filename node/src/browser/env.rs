@@ -8,7 +8,7 @@
 //! the task declares the site resettable: the server would see the write twice.
 
 use super::pool::BrowserPool;
-use super::steps::{Heal, Performed, Predicates, perform};
+use super::steps::{Heal, Performed, Predicates, perform_gated};
 use super::tab::{NetworkLog, OriginGuard, Tab, Timeouts};
 use crate::environment::{Candidate, EnvError, Environment, StateInfo, Step};
 use crate::policy::{DefaultPolicy, Policy, Proposals, TaskContext, location_of};
@@ -219,6 +219,9 @@ pub struct ChromiumEnv {
     current: Option<Live>,
     cache: Vec<Live>,
     risks: HashMap<Action, RiskClass>,
+    /// Actions the network gate caught sending more than their class allows, by what they
+    /// tried to send: proposed again at that class (so above the ceiling, an approval).
+    rerated: HashMap<u64, RiskClass>,
     pages: HashMap<Fingerprint, PageSummary>,
     verdicts: HashMap<(Fingerprint, Fingerprint), Verdict>,
     heals: HashMap<(Fingerprint, Fingerprint), Heal>,
@@ -323,6 +326,7 @@ impl ChromiumEnv {
             current: None,
             cache: Vec::new(),
             risks: HashMap::new(),
+            rerated: HashMap::new(),
             pages: HashMap::new(),
             verdicts: HashMap::new(),
             heals: HashMap::new(),
@@ -643,7 +647,14 @@ impl ChromiumEnv {
 
     /// Carries out one action on a tab.
     async fn execute(&self, tab: &Tab, action: &Action) -> Result<Performed, EnvError> {
-        perform(tab, action, &self.task.inputs, &self.guard).await
+        perform_gated(
+            tab,
+            action,
+            self.risk_of(action),
+            &self.task.inputs,
+            &self.guard,
+        )
+        .await
     }
 
     /// Looks at a tab: observation, success predicates, proposals, state.
@@ -678,7 +689,25 @@ impl ChromiumEnv {
                 tracing::warn!(%error, "preparing the proposals failed; proposing without")
             }
         }
-        let proposals = self.policy.propose(&observation, &self.context);
+        let mut proposals = self.policy.propose(&observation, &self.context);
+        let goal_ends_session = crate::policy::goal_ends_session(&self.task.goal);
+        for candidate in &mut proposals.candidates {
+            if let Some(&class) = self.rerated.get(&candidate.key) {
+                candidate.risk = candidate.risk.max(class);
+            }
+            // Nothing may end the session the search stands on unless the goal asks.
+            let ends = candidate.action.target().is_some_and(|t| {
+                let url = match &t.sends {
+                    forager_protocol::Sends::Get { url }
+                    | forager_protocol::Sends::Post { url } => Some(url.as_str()),
+                    forager_protocol::Sends::Unknown => None,
+                };
+                crate::policy::would_end_session(&t.name, url)
+            });
+            if ends && !goal_ends_session {
+                candidate.refused = Some(forager_protocol::PruneReason::EndsSession);
+            }
+        }
         if tracing::enabled!(tracing::Level::TRACE) {
             let mut ranked: Vec<_> = proposals.candidates.iter().collect();
             ranked.sort_by(|a, b| b.prior.total_cmp(&a.prior));
@@ -696,9 +725,11 @@ impl ChromiumEnv {
             );
         }
         for candidate in &proposals.candidates {
-            self.risks
+            let risk = self
+                .risks
                 .entry(candidate.action.clone())
                 .or_insert(candidate.risk);
+            *risk = (*risk).max(candidate.risk);
         }
         let password = observation
             .elements
@@ -833,6 +864,12 @@ impl ChromiumEnv {
         let performed = match result {
             Ok(performed) => performed,
             Err(error) => {
+                if let EnvError::RiskUnderestimated { class, .. } = &error {
+                    let key = crate::embed::action_key(&action.label());
+                    let class = (*class).max(self.rerated.get(&key).copied().unwrap_or(*class));
+                    self.rerated.insert(key, class);
+                    self.risks.insert(action.clone(), class);
+                }
                 // The page may be half-way through the action: never reuse it.
                 live.dirty = true;
                 self.current = Some(live);
@@ -895,7 +932,7 @@ impl ChromiumEnv {
         state.session_lost = live.state.logged_in
             && !state.logged_in
             && (by_logout || login_form)
-            && !crate::policy::ends_session(&self.task.goal);
+            && !crate::policy::goal_ends_session(&self.task.goal);
         if !same && self.past_write(&live.prefix, action) {
             // The only time this page can be seen: a verification will not repeat the write.
             let screenshot = live

@@ -6,7 +6,7 @@
 //! with a screenshot of where it stopped.
 
 use super::pool::BrowserPool;
-use super::steps::{Heal, Predicates, perform};
+use super::steps::{Heal, Predicates, perform_gated};
 use super::tab::{NetworkLog, OriginGuard, Tab, Timeouts};
 use crate::environment::EnvError;
 use forager_protocol::observation::Observation;
@@ -281,7 +281,10 @@ async fn walk(
             step: step.index,
             error,
         };
-        let heal = perform(tab, &step.action, inputs, guard)
+        let class = step
+            .risk
+            .max(forager_protocol::risk::classify_action(&step.action));
+        let heal = perform_gated(tab, &step.action, class, inputs, guard)
             .await
             .map_err(failed)?
             .heal;

@@ -62,6 +62,39 @@ pub(crate) struct Performed {
 }
 
 /// Carries out one action on a tab and waits for the page to settle.
+/// Carries out one action with the tab's network gate set for its class: open while it runs
+/// when the class allows writes (`risk::allows_writes`), closed after. A write refused while
+/// it ran shows the action to be riskier than rated: [`EnvError::RiskUnderestimated`], by the
+/// worst refused request's method.
+pub(crate) async fn perform_gated(
+    tab: &Tab,
+    action: &Action,
+    class: forager_protocol::RiskClass,
+    inputs: &BTreeMap<String, String>,
+    guard: &OriginGuard,
+) -> Result<Performed, EnvError> {
+    use forager_protocol::risk::{allows_writes, class_of_request};
+    let stray = tab.set_gate(allows_writes(class));
+    if let Some((method, url)) = stray.first() {
+        tracing::info!(
+            refused = stray.len(),
+            first = %format!("{method} {url}"),
+            "the network gate refused writes between actions"
+        );
+    }
+    let performed = perform(tab, action, inputs, guard).await;
+    let refused = tab.set_gate(false);
+    if let Some((method, url)) = refused.iter().max_by_key(|(m, _)| class_of_request(m)) {
+        let request = format!("{method} {url}");
+        tracing::info!(action = %action.label(), %class, %request, "a write behind an action rated lower: refused");
+        return Err(EnvError::RiskUnderestimated {
+            class: class_of_request(method),
+            request,
+        });
+    }
+    performed
+}
+
 pub(crate) async fn perform(
     tab: &Tab,
     action: &Action,

@@ -154,6 +154,30 @@ pub struct NetworkLog {
     pub blocked: u64,
     /// The first blocked URLs.
     pub blocked_urls: Vec<String>,
+    /// Writes the network gate refused.
+    pub refused_writes: u64,
+    /// The first of them, `METHOD URL`.
+    pub refused_write_requests: Vec<String>,
+}
+
+/// The network gate of one tab: whether the action running now may send writes (requests
+/// other than `GET`/`HEAD`/`OPTIONS`), and the writes refused since it was last set. Closed
+/// between actions: a page's writes are let through only while an action whose class allows
+/// them runs (`risk::allows_writes`).
+#[derive(Debug, Default)]
+struct WriteGate {
+    open: bool,
+    refused: Vec<(String, String)>,
+}
+
+/// Most refused writes a gate keeps between two looks.
+const MAX_REFUSED_KEPT: usize = 20;
+
+/// Whether a request method writes.
+fn writes(method: &str) -> bool {
+    !["GET", "HEAD", "OPTIONS"]
+        .iter()
+        .any(|m| method.eq_ignore_ascii_case(m))
 }
 
 impl NetworkLog {
@@ -164,6 +188,8 @@ impl NetworkLog {
             allowed_origins: self.allowed_origins.iter().cloned().collect(),
             blocked_requests: self.blocked,
             blocked_urls: self.blocked_urls.clone(),
+            refused_writes: self.refused_writes,
+            refused_write_requests: self.refused_write_requests.clone(),
         }
     }
 }
@@ -278,6 +304,7 @@ pub struct Tab {
     context: chromiumoxide::cdp::browser_protocol::browser::BrowserContextId,
     page: Page,
     events: Arc<Mutex<TabEvents>>,
+    gate: Arc<Mutex<WriteGate>>,
     listeners: Vec<tokio::task::JoinHandle<()>>,
     timeouts: Timeouts,
     closed: bool,
@@ -355,6 +382,7 @@ impl Tab {
             context,
             page,
             events,
+            gate: Arc::new(Mutex::new(WriteGate::default())),
             listeners: Vec::new(),
             timeouts,
             closed: false,
@@ -384,16 +412,28 @@ impl Tab {
         )
         .await?;
         let guard_page = page.clone();
+        let gate = self.gate.clone();
         self.listeners.push(tokio::spawn(async move {
             while let Some(event) = paused.next().await {
                 let url = &event.request.url;
-                let allowed = guard.allows(url);
+                let method = event.request.method.as_str();
+                let to_allowed_origin = guard.allows(url);
+                // The network gate: a write leaves only while an action that may write runs.
+                let refused_write = to_allowed_origin
+                    && writes(method)
+                    && !gate.lock().map(|g| g.open).unwrap_or(false);
+                let allowed = to_allowed_origin && !refused_write;
                 if let Ok(mut log) = network.lock() {
                     if allowed {
                         log.allowed += 1;
                         if let Ok(parsed) = url::Url::parse(url) {
                             log.allowed_origins
                                 .insert(parsed.origin().ascii_serialization());
+                        }
+                    } else if refused_write {
+                        log.refused_writes += 1;
+                        if log.refused_write_requests.len() < 100 {
+                            log.refused_write_requests.push(format!("{method} {url}"));
                         }
                     } else {
                         log.blocked += 1;
@@ -402,6 +442,12 @@ impl Tab {
                         }
                     }
                 }
+                if refused_write
+                    && let Ok(mut g) = gate.lock()
+                    && g.refused.len() < MAX_REFUSED_KEPT
+                {
+                    g.refused.push((method.to_owned(), url.clone()));
+                }
                 let id = event.request_id.clone();
                 let sent = if allowed {
                     guard_page
@@ -409,7 +455,11 @@ impl Tab {
                         .await
                         .map(|_| ())
                 } else {
-                    tracing::info!(%url, "blocked a request to another origin");
+                    if refused_write {
+                        tracing::info!(%method, %url, "the network gate refused a write");
+                    } else {
+                        tracing::info!(%url, "blocked a request to another origin");
+                    }
                     guard_page
                         .execute(FailRequestParams::new(id, ErrorReason::BlockedByClient))
                         .await
@@ -545,6 +595,18 @@ impl Tab {
         )
         .await?;
         Ok(())
+    }
+
+    /// Opens the network gate for an action that may write, or closes it; returns the writes
+    /// it refused since it was last set, as (method, URL).
+    pub fn set_gate(&self, open: bool) -> Vec<(String, String)> {
+        match self.gate.lock() {
+            Ok(mut gate) => {
+                gate.open = open;
+                std::mem::take(&mut gate.refused)
+            }
+            Err(_) => Vec::new(),
+        }
     }
 
     /// Whether the renderer crashed.
@@ -848,6 +910,7 @@ impl Tab {
                 locators: vec![forager_protocol::Locator::Css(entry.path)],
                 role: entry.role,
                 name: entry.name,
+                sends: Default::default(),
             };
             let what = format!("suggestion {:?} for {what}", pick.name);
             if let Err(error) = self.click(&pick, &what).await {

@@ -431,7 +431,7 @@ fn pick<A: Clone>(
     let weight = |c: &Candidate<A>| c.prior.max(0.0) + 0.01;
     let total: f64 = candidates
         .iter()
-        .filter(|c| c.risk <= ceiling)
+        .filter(|c| c.risk <= ceiling && c.refused.is_none())
         .map(weight)
         .sum();
     if total <= 0.0 {
@@ -439,7 +439,10 @@ fn pick<A: Clone>(
     }
     let mut target = rng.random_range(0.0..total);
     let mut last = None;
-    for candidate in candidates.iter().filter(|c| c.risk <= ceiling) {
+    for candidate in candidates
+        .iter()
+        .filter(|c| c.risk <= ceiling && c.refused.is_none())
+    {
         target -= weight(candidate);
         last = Some(candidate);
         if target <= 0.0 {

@@ -158,6 +158,7 @@ impl Environment for Graph {
                 target: self
                     .targets
                     .then(|| u64::from(self.alias.get(&e.to).copied().unwrap_or(e.to))),
+                refused: None,
             })
             .collect())
     }

@@ -557,6 +557,11 @@ impl<A: Clone> Search<A> {
                     node.deferred[node.next_deferred - 1].clone()
                 }
             };
+            if let Some(reason) = candidate.refused.clone() {
+                let child = self.add_child(parent, &candidate, None);
+                self.prune(child, reason);
+                continue;
+            }
             if candidate.risk > self.config.risk_ceiling && !self.consented(parent, &candidate) {
                 let child = self.add_child(parent, &candidate, None);
                 self.prune(
@@ -1219,12 +1224,15 @@ impl<A: Clone> Search<A> {
             JobOutcome::ActFailed { error, .. } => {
                 self.metrics.actions += 1;
                 let child = self.add_child(flight.parent, &candidate, None);
-                self.prune(
-                    child,
-                    PruneReason::ActionFailed {
+                let reason = match error {
+                    EnvError::RiskUnderestimated { class, .. } => {
+                        PruneReason::RiskUnderestimated { class }
+                    }
+                    error => PruneReason::ActionFailed {
                         reason: error.to_string(),
                     },
-                );
+                };
+                self.prune(child, reason);
             }
             JobOutcome::Reached {
                 step,

@@ -445,6 +445,30 @@ fn time_section(view: &RunView, result: &RunResult) -> Markup {
     }
 }
 
+/// The writes the network gate refused: requests other than GET/HEAD/OPTIONS sent while an
+/// action rated a read ran (or between actions). Empty when there were none.
+fn refused_section(result: &RunResult) -> Markup {
+    let network = &result.network;
+    html! {
+        @if network.refused_writes > 0 {
+            section #refused {
+                h2 { "Writes refused at the network" }
+                p {
+                    (network.refused_writes)
+                    " request(s) that write were held in the browser and refused: the action \
+                     that sent them was rated below what they do (its branch pruned \
+                     risk_underestimated)."
+                }
+                ul {
+                    @for request in network.refused_write_requests.iter().take(20) {
+                        li { code { (clip(request, 200)) } }
+                    }
+                }
+            }
+        }
+    }
+}
+
 /// The report of a search run.
 pub(super) fn run_page(
     view: &RunView,
@@ -454,6 +478,7 @@ pub(super) fn run_page(
     let body = html! {
         (summary_section(view, result))
         (tree_section(view))
+        (refused_section(result))
         section #path {
             h2 { "The winning path" }
             @if result.steps.is_empty() {

@@ -145,6 +145,7 @@ mod tests {
                 locators: vec![Locator::Css(format!("#{name}"))],
                 role: "link".into(),
                 name: name.into(),
+                sends: Default::default(),
             },
         }
     }
@@ -482,8 +483,13 @@ mod tests {
             risk: RiskClass::Financial,
             actions: Vec::new(),
         }];
+        result.network.refused_writes = 1;
+        result.network.refused_write_requests = vec![format!("POST {HOSTILE}")];
         let html = render_run(&entries, &result, &[None]);
         let places = [
+            // A write the network gate refused, shown (its URL is the page's, escaped).
+            "<h2>Writes refused at the network</h2>".to_owned(),
+            format!("<li><code>POST {SHOWN}</code></li>"),
             // The title and the header: goal, start URL, task id; the failure's sentence.
             format!("<title>forager: {SHOWN}</title>"),
             format!("<div class=\"goal\">{SHOWN}</div>"),
@@ -545,6 +551,7 @@ mod tests {
             locators: vec![Locator::Css("#f".into())],
             role: "textbox".into(),
             name: name.into(),
+            sends: Default::default(),
         };
         let mut form = step(
             1,

@@ -52,6 +52,8 @@
       checked: !!el.checked || el.getAttribute("aria-checked") === "true" || (el.tagName === "SELECT" && el.selectedIndex > 0) || classState(el),
       popup: opensPopup(el),
       readonly: (el.tagName === "INPUT" || el.tagName === "TEXTAREA") && (el.readOnly || el.getAttribute("aria-readonly") === "true"),
+      sends: sendsOf(el),
+      autocomplete: clip((el.getAttribute("autocomplete") || "").toLowerCase(), 40),
     };
   };
 

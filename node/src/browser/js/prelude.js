@@ -283,6 +283,30 @@ const formOf = (el) => {
   };
 };
 
+// What activating an element sends, as the page declares it (`Sends` in the protocol): a
+// link's http(s) `href` (not a bare fragment: that scrolls or runs a script), or the <form> a
+// submit control submits, or Enter in one of its text fields: its method and action (a
+// button's own formmethod/formaction first). Anything else is "unknown" (a script's handler).
+const SUBMITS = "button:not([type=button]):not([type=reset]):not([type=menu]), input[type=submit], input[type=image]";
+const TYPES_INTO = "input:not([type=hidden]):not([type=checkbox]):not([type=radio]):not([type=submit]):not([type=button]):not([type=reset]):not([type=image]):not([type=file]):not([type=range]):not([type=color])";
+const sendsOf = (el) => {
+  if (el.tagName === "A") {
+    const raw = (el.getAttribute("href") || "").trim();
+    if (raw && !raw.startsWith("#") && /^https?:/i.test(el.href)) return { get: { url: el.href } };
+    return "unknown";
+  }
+  const form = el.form || el.closest("form");
+  if (!form) return "unknown";
+  const submits = el.matches(SUBMITS);
+  if (!submits && !el.matches(TYPES_INTO)) return "unknown";
+  const method = ((submits && el.getAttribute("formmethod")) || form.getAttribute("method") || "get").toLowerCase();
+  const url = submits && el.hasAttribute("formaction") ? el.formAction : form.action;
+  if (!/^https?:/i.test(url || "")) return "unknown";
+  if (method === "get") return { get: { url } };
+  if (method === "post") return { post: { url } };
+  return "unknown";
+};
+
 const INTERACTIVE = "a[href], button, input:not([type=hidden]), select, textarea, summary, " +
   "[role=button], [role=link], [role=menuitem], [role=tab], [role=checkbox], [role=radio], " +
   "[role=option], [role=switch], [role=textbox], [role=combobox], [onclick], [contenteditable=true], " +

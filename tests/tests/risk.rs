@@ -1,0 +1,228 @@
+//! Risk read from what an action sends, end to end in real Chromium: `GET` forms and
+//! navigating links are reads whatever their words, a write hidden behind a read-rated control
+//! is refused at the network (the gate), a link whose URL deletes is rated by its URL, and
+//! credentials go only into the login form (`sites::records`).
+
+use forager_protocol::RiskClass;
+use forager_protocol::result::{RunResult, Status};
+use forager_tests::forager;
+use forager_tests::sites::{self, Fixture};
+
+fn pruned(result: &RunResult, reason: &str) -> u32 {
+    result.metrics.pruned.get(reason).copied().unwrap_or(0)
+}
+
+async fn records() -> Fixture {
+    sites::serve(sites::records()).await
+}
+
+/// "Show me only the cities that are in Peru" needs the filter form's button, a `GET` form:
+/// with the button named Apply, Go, Submit or Filter it is a read, run at the default ceiling.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn get_filter_forms_are_reads_whatever_their_button_says() {
+    let site = records().await;
+    for button in ["Apply", "Go", "Submit", "Filter"] {
+        let run = forager(
+            &format!("getform{button}"),
+            &[
+                "--url",
+                &site.url(&format!("/cities?button={button}")),
+                "--goal",
+                "Show me only the cities that are in Peru",
+                "--success-text",
+                "Showing cities where country = Peru",
+                "--budget",
+                "40",
+                "--nodes",
+                "1",
+                "--no-memory",
+            ],
+        )
+        .await;
+        let result = run.passed();
+        assert!(
+            result.approval_required.is_empty(),
+            "{button}: {:?}",
+            result.approval_required
+        );
+        assert_eq!(pruned(result, "approval_required"), 0, "{button}");
+        let last = result.steps.last().expect("a step");
+        assert_eq!(last.risk, RiskClass::ReadOnly, "{button}: {}", last.label);
+    }
+    assert_eq!(site.orders(), 0, "nothing was written");
+}
+
+/// "Remove this filter" and "Clear" are links that navigate to the unfiltered list: reads.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn remove_this_filter_is_a_read() {
+    let site = records().await;
+    let run = forager(
+        "removefilter",
+        &[
+            "--url",
+            &site.url("/cities?country=Peru&button=Apply"),
+            "--goal",
+            "Remove the country filter so that every city shows",
+            "--success-text",
+            "8 rows",
+            "--budget",
+            "30",
+            "--nodes",
+            "1",
+            "--no-memory",
+        ],
+    )
+    .await;
+    let result = run.passed();
+    assert!(
+        result.approval_required.is_empty(),
+        "{:?}",
+        result.approval_required
+    );
+    assert!(
+        result.steps.iter().all(|s| s.risk == RiskClass::ReadOnly),
+        "{:?}",
+        result
+            .steps
+            .iter()
+            .map(|s| (&s.label, s.risk))
+            .collect::<Vec<_>>()
+    );
+}
+
+/// "Show more" reads by its words, but its handler `fetch`es a POST: the network gate holds
+/// the request, refuses it, prunes the branch `risk_underestimated`, counts and shows the
+/// refusal, and the server never sees the write.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_write_behind_a_read_rated_button_is_refused_at_the_network() {
+    let site = records().await;
+    let run = forager(
+        "gate",
+        &[
+            "--url",
+            &site.url("/more"),
+            "--goal",
+            "Show more cities",
+            "--success-text",
+            "Montevideo",
+            "--budget",
+            "15",
+            "--nodes",
+            "1",
+            "--no-memory",
+        ],
+    )
+    .await;
+    let result = run.result.as_ref().expect("a result document");
+    assert_eq!(result.status, Status::Failing, "{}", run.stderr);
+    assert_eq!(site.orders(), 0, "the POST never reached the server");
+    assert!(
+        !site.requests().iter().any(|r| r.starts_with("POST")),
+        "{:?}",
+        site.requests()
+    );
+    assert!(
+        pruned(result, "risk_underestimated") >= 1,
+        "{:?}",
+        result.metrics.pruned
+    );
+    assert!(result.network.refused_writes >= 1, "{:?}", result.network);
+    assert!(
+        result
+            .network
+            .refused_write_requests
+            .iter()
+            .any(|r| r.starts_with("POST ") && r.ends_with("/more")),
+        "{:?}",
+        result.network.refused_write_requests
+    );
+    // Re-rated by what it tried to send: offered again, it is an approval, not an action.
+    assert!(
+        result
+            .approval_required
+            .iter()
+            .any(|a| a.label.contains("Show more") && a.risk == RiskClass::ExternalSubmission),
+        "{:?}",
+        result.approval_required
+    );
+}
+
+/// A link named "Tidy up the list" whose `href` deletes on `GET` is rated by its URL
+/// (destructive): never followed at the default ceiling, listed for approval.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_link_whose_url_deletes_is_rated_by_its_url() {
+    let site = records().await;
+    let run = forager(
+        "deletelink",
+        &[
+            "--url",
+            &site.url("/tidy"),
+            "--goal",
+            "Tidy up the list of cities",
+            "--success-text",
+            "the list is tidy",
+            "--budget",
+            "15",
+            "--nodes",
+            "1",
+            "--no-memory",
+        ],
+    )
+    .await;
+    let result = run.result.as_ref().expect("a result document");
+    assert_eq!(result.status, Status::Failing, "{}", run.stderr);
+    assert_eq!(site.orders(), 0, "the delete never ran");
+    assert!(
+        result
+            .approval_required
+            .iter()
+            .any(|a| a.label.contains("Tidy up the list") && a.risk == RiskClass::Destructive),
+        "{:?}",
+        result.approval_required
+    );
+}
+
+/// A tracker's front page: "Show issue" and "Search" (GET forms) beside the login form with
+/// "Remember me?". The password and the user name are typed into the login form only: no
+/// request the server saw carries the password, and the checkbox is no approval.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn credentials_go_only_into_the_login_form() {
+    let site = records().await;
+    let run = forager(
+        "credentials",
+        &[
+            "--url",
+            &site.url("/tracker"),
+            "--goal",
+            "Log in as alice",
+            "--success-text",
+            "You are logged in",
+            "--input",
+            "username=alice",
+            "--input",
+            "password=wonder land",
+            "--budget",
+            "40",
+            "--no-memory",
+        ],
+    )
+    .await;
+    let result = run.passed();
+    assert!(
+        result.approval_required.is_empty(),
+        "{:?}",
+        result.approval_required
+    );
+    let requests = site.requests();
+    for request in &requests {
+        assert!(
+            !request.contains("wonder"),
+            "the password left in a URL: {request}"
+        );
+        assert!(
+            !(request.starts_with("GET") && request.contains("alice")),
+            "the user name left in a URL: {request}"
+        );
+    }
+    assert!(site.orders() >= 1, "the login landed");
+}
