@@ -8,7 +8,8 @@
 
 use forager_protocol::FailureReason;
 use forager_protocol::consent::SignedConsent;
-use forager_protocol::result::Status;
+use forager_protocol::result::{RunResult, Status};
+use forager_tests::app::{self, AdminApp};
 use forager_tests::mail::{self, Mail};
 use forager_tests::{LIMIT, assert_no_chromium_left, forager_binary, forager_env, unique_prefix};
 use std::path::Path;
@@ -564,4 +565,192 @@ fn capsule_id(path: &Path) -> String {
     let document: serde_json::Value =
         serde_json::from_slice(&std::fs::read(path).expect("the capsule")).expect("json");
     document["signature"].to_string()
+}
+
+/// The session rows of the admin fixture's database (their keys: compared, never printed).
+fn admin_sessions(app: &AdminApp) -> std::collections::BTreeSet<String> {
+    let db = rusqlite::Connection::open_with_flags(
+        app.database(),
+        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
+    )
+    .expect("the database opens");
+    let mut statement = db
+        .prepare("SELECT session_key FROM django_session")
+        .expect("the session table");
+    statement
+        .query_map([], |row| row.get::<_, String>(0))
+        .expect("the session table is readable")
+        .collect::<Result<_, _>>()
+        .expect("session rows")
+}
+
+/// Panics if a step of the path is a logout: by its label, the page it reached, or where
+/// its action sends.
+fn assert_no_logout(result: &RunResult) {
+    for step in &result.steps {
+        let action = serde_json::to_string(&step.action).expect("json");
+        assert!(
+            !forager_node::policy::ends_session(&step.label)
+                && !step.url.contains("/admin/logout/")
+                && !action.contains("/admin/logout/"),
+            "step {} logs out: {} ({})",
+            step.index,
+            step.label,
+            step.url
+        );
+    }
+}
+
+/// The prune counts and refused writes of a run's `result.json`, as written.
+fn prunes_and_refused_writes(out: &Path) -> (serde_json::Value, Vec<String>) {
+    let document: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("result.json")).expect("result.json"))
+            .expect("json");
+    let refused = document["network"]["refused_write_requests"]
+        .as_array()
+        .map(|all| {
+            all.iter()
+                .filter_map(|r| r.as_str().map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default();
+    (document["metrics"]["pruned"].clone(), refused)
+}
+
+/// Issue 35, "sessions that survive": with a capsule of the admin fixture (modelled on
+/// Django's admin, where "Log out" on every page posts to `/admin/logout/`, which deletes the
+/// session's row on the server) mounted, a search that adds a group passes without ever
+/// logging out: no step of its path logs out, no session row of the server is gone, and the
+/// same capsule still logs a second run in afterwards (a read-only run passes, not
+/// `session_expired`, with no login typed).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_capsule_survives_a_search_on_an_admin_whose_logout_ends_the_session() {
+    let started = std::time::Instant::now();
+    let home = tempfile::tempdir().expect("a temporary folder");
+    let app = AdminApp::start(&home.path().join("app")).await;
+    let data = home.path().join("data");
+    let data_env = data.to_string_lossy().into_owned();
+    let env = [("XDG_DATA_HOME", data_env.as_str())];
+    let keys = keys("capsule-admin-keys", home.path(), &data);
+    let capsule = home.path().join("admin.capsule");
+    let capsule_arg = capsule.to_string_lossy().into_owned();
+
+    // 1. Capture the admin's login. "Recent actions" is the dashboard's alone (the login page
+    // shows "Site administration" too, in its header).
+    let login = app.url("/admin/login/");
+    let username = format!("username={}", app::USERNAME);
+    let password = format!("password={}", app::PASSWORD);
+    let captured = command(
+        "capsule-admin-capture",
+        &data,
+        &[
+            "capsule",
+            "capture",
+            "--url",
+            &login,
+            "--goal",
+            "Log in",
+            "--success-text",
+            "Recent actions",
+            "--input",
+            &username,
+            "--input",
+            &password,
+            "--key",
+            &keys.user,
+            "--key-file",
+            &keys.capsule_key,
+            "--out",
+            &capsule_arg,
+        ],
+        &[],
+    );
+    assert!(
+        captured.status.success(),
+        "{}{}",
+        text(&captured.stderr),
+        text(&captured.stdout)
+    );
+    let sessions = admin_sessions(&app);
+    assert!(!sessions.is_empty(), "the capture logged in");
+    eprintln!("captured in {:?}", started.elapsed());
+
+    // 2. Add a group, logged in by the capsule: it passes, the group exists once, and nothing
+    // logged out (the server still holds every session it held).
+    let dashboard = app.url("/admin/");
+    let added = forager_env(
+        "capsule-admin-add",
+        &[
+            "--url",
+            &dashboard,
+            "--goal",
+            "add a new group named \"reviewers\"",
+            "--success-text",
+            "was added successfully",
+            "--capsule",
+            &capsule_arg,
+            "--key-file",
+            &keys.capsule_key,
+            "--budget",
+            "150",
+        ],
+        &env,
+    )
+    .await;
+    let (pruned, refused_writes) = prunes_and_refused_writes(&added.out);
+    eprintln!(
+        "added in {:?}: pruned {pruned}, refused writes {refused_writes:?}",
+        started.elapsed()
+    );
+    let result = added.passed();
+    eprintln!(
+        "path: {:?}",
+        result.steps.iter().map(|s| &s.label).collect::<Vec<_>>()
+    );
+    assert_eq!(app.groups_named("reviewers"), 1, "the group exists once");
+    assert_no_logout(result);
+    assert!(
+        refused_writes.iter().all(|r| !r.contains("/admin/logout/")),
+        "a logout was attempted: {refused_writes:?}"
+    );
+    assert_eq!(
+        admin_sessions(&app),
+        sessions,
+        "no session ended (a logout deletes its row) and no login was typed"
+    );
+
+    // 3. The capsule still logs in: a read-only run on the groups list passes with it.
+    let listed = forager_env(
+        "capsule-admin-list",
+        &[
+            "--url",
+            &dashboard,
+            "--goal",
+            "open the groups list",
+            "--success-url",
+            "/admin/auth/group/$",
+            "--success-text",
+            "reviewers",
+            "--capsule",
+            &capsule_arg,
+            "--key-file",
+            &keys.capsule_key,
+            "--budget",
+            "40",
+        ],
+        &env,
+    )
+    .await;
+    eprintln!("listed in {:?}", started.elapsed());
+    let result = listed.result.as_ref().expect("a result");
+    assert_ne!(
+        result.error.as_ref().map(|e| e.reason),
+        Some(FailureReason::SessionExpired),
+        "{}",
+        listed.stderr
+    );
+    let result = listed.passed();
+    assert_no_logout(result);
+    assert_eq!(admin_sessions(&app), sessions, "no login was typed");
+    app.stop().await;
 }

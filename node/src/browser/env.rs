@@ -746,9 +746,15 @@ impl ChromiumEnv {
         } else {
             0.0
         };
+        let offers_logout = observation
+            .elements
+            .iter()
+            .any(|e| crate::policy::ends_session(&e.name));
         // A login form where a mounted capsule should have logged us in: it no longer does.
+        // (A page that still offers to log out is logged in: a password change form.)
         let session_expired = !success
             && password
+            && !offers_logout
             && self.task.session.is_some()
             && self.task.capsule.as_ref().is_some_and(|capsule| {
                 forager_protocol::capsule::origin_of(&observation.url)
@@ -765,10 +771,7 @@ impl ChromiumEnv {
             auth,
             location: location_of(&observation.url),
             page_family: 0,
-            logged_in: observation
-                .elements
-                .iter()
-                .any(|e| crate::policy::ends_session(&e.name)),
+            logged_in: offers_logout,
             session_lost: false,
             session_expired,
             transient,
