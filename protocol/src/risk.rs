@@ -387,6 +387,13 @@ fn only_holds_a_value(role: &str) -> bool {
     ROLES.iter().any(|r| role.eq_ignore_ascii_case(r))
 }
 
+/// Roles of fields one types into.
+fn takes_text(role: &str) -> bool {
+    ["textbox", "searchbox", "spinbutton", "combobox"]
+        .iter()
+        .any(|r| role.eq_ignore_ascii_case(r))
+}
+
 /// Verbs that, named by a URL, make its `GET` handler change state.
 const URL_VERBS: &[(&str, RiskClass)] = &[
     ("delete", RiskClass::Destructive),
@@ -476,6 +483,10 @@ fn classify_link_navigation(name: &str, url: &str) -> RiskClass {
 
 /// A click read by words: the control's name, erring upward inside a posting form.
 fn classify_click_by_words(context: &RiskContext<'_>) -> RiskClass {
+    // A click into a field focuses it, whatever its label says ("Confirm password").
+    if takes_text(context.role) {
+        return RiskClass::ReadOnly;
+    }
     let is_link = is_link(context.role);
     let posts = context.form_posts || matches!(context.sends, Some(Sends::Post { .. }));
     let by_name = if is_link {
@@ -855,6 +866,14 @@ mod tests {
                 "{role}"
             );
         }
+        // A click into a field is a read whatever its label says.
+        let field = RiskContext {
+            accessible_name: "Confirm password",
+            role: "textbox",
+            form_posts: true,
+            ..RiskContext::default()
+        };
+        assert_eq!(classify(ActionShape::Click, &field), RiskClass::ReadOnly);
         // By its name a checkbox can still be alarming: a row's "Delete" box.
         let delete = RiskContext {
             accessible_name: "Delete",
