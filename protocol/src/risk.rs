@@ -10,13 +10,16 @@
 //! - Submitting a `<form method=get>` (its submit control, or Enter in one of its fields) is a
 //!   read, whatever the button says ("Apply", "Go", "Submit", "Filter"): it builds a URL.
 //! - A link to an http(s) URL is a `GET` navigation: a read, unless its URL names a handler
-//!   that changes state (a path segment, a query key, or the value of an `action`-like key:
-//!   `/group/3/delete/`, `?@action=logout`, `?op=remove`): then the verb it names decides
+//!   that changes state (a whole path segment, a query key, or the value of an `action`-like
+//!   key: `/group/3/delete/`, `?@action=logout`, `?op=remove`; not `lang_delete.html`, a page
+//!   about deleting): then the verb it names decides
 //!   (delete, remove, destroy, erase, purge: destructive; log out: authenticated read;
 //!   unsubscribe, deactivate: account mutation). A link's *name* raises it only for logging
 //!   out and for putting something into a cart: "Remove this filter", "Clear", "Buy now",
 //!   "Delete this post" linking to a page of the site are navigations to pages whose own
-//!   buttons act. A query's other values (a search for "remove stains") say nothing.
+//!   buttons act. A query's other values (a search for "remove stains") say nothing. A link
+//!   the page's script handles (`href="#"`, `javascript:`) is read the same way, by its words
+//!   for the session and a cart only: the network gate holds what its script sends.
 //! - A control that sends a form by `POST`, or whose sending is not declared (a script's
 //!   handler), is read by the accessible name of the control being *activated*, erring upward.
 //!   A checkbox, a radio button, a field or an option only changes what a form holds, so a
@@ -27,9 +30,10 @@
 //! method and submit control.
 //!
 //! What the page declares is a claim: while an action runs, the browser refuses every request
-//! other than `GET`/`HEAD`/`OPTIONS` that the action's class does not allow (`node`'s network
-//! gate), so a control that says it reads and then posts is caught and re-rated
-//! ([`class_of_request`]).
+//! other than `GET`/`HEAD`/`OPTIONS` that the action's class does not allow, and every page
+//! load whose URL names a handler above it (`node`'s network gate), so a control that says it
+//! reads and then posts, or whose script navigates to `/item/3/delete`, is caught and re-rated
+//! ([`class_of_request`], [`class_of_url`]).
 
 use crate::action::{Action, ActionShape, Sends};
 use serde::{Deserialize, Serialize};
@@ -429,34 +433,40 @@ const ACTION_KEYS: &[&str] = &[
     "verb",
 ];
 
-/// The words of a URL that can name its handler: its path's segments, its query's keys, and
-/// the values of its action-like keys. `None` for what does not parse as an absolute URL.
-fn handler_words(url: &str) -> Option<String> {
+/// The parts of a URL that can name its handler, each whole: its path's segments, its query's
+/// keys, and the values of its action-like keys. A part names a verb only as a whole
+/// (`/group/3/delete/`, `?delete=3`, `?action=remove`), so a page *about* deleting
+/// (`lang_delete.html`, `/docs/remove-a-package`) is no handler. `None` for what does not
+/// parse as an absolute URL.
+fn handler_parts(url: &str) -> Option<Vec<String>> {
     let (_, rest) = url.split_once("://")?;
     let rest = rest.split('#').next().unwrap_or("");
     let (authority_and_path, query) = rest.split_once('?').unwrap_or((rest, ""));
     let path = authority_and_path
         .split_once('/')
         .map_or("", |(_, path)| path);
-    let mut words = String::from(path);
+    let mut parts: Vec<&str> = path.split('/').filter(|p| !p.is_empty()).collect();
     for pair in query.split('&').filter(|p| !p.is_empty()) {
         let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
-        words.push(' ');
-        words.push_str(key);
+        parts.push(key);
         if ACTION_KEYS.iter().any(|k| key.eq_ignore_ascii_case(k)) {
-            words.push(' ');
-            words.push_str(value);
+            parts.push(value);
         }
     }
-    Some(normalise_name(&words.replace("%20", " ").replace('+', " ")))
+    Some(
+        parts
+            .into_iter()
+            .map(|p| normalise_name(&p.replace("%20", " ").replace('+', " ")))
+            .collect(),
+    )
 }
 
 /// The class of the verb a URL names for its handler, if it names one.
 pub fn class_of_url(url: &str) -> Option<RiskClass> {
-    let words = handler_words(url)?;
+    let parts = handler_parts(url)?;
     URL_VERBS
         .iter()
-        .find(|(verb, _)| contains_phrase(&words, verb))
+        .find(|(verb, _)| parts.iter().any(|part| part == verb))
         .map(|&(_, class)| class)
 }
 
@@ -488,6 +498,12 @@ fn classify_click_by_words(context: &RiskContext<'_>) -> RiskClass {
         return RiskClass::ReadOnly;
     }
     let is_link = is_link(context.role);
+    if is_link && matches!(context.sends, Some(Sends::Unknown)) {
+        // A link the page's script handles (`href="#"`, `javascript:`): what it sends is the
+        // network gate's to hold (writes, and page loads of URLs that name a state-changing
+        // handler); its words raise it only for ending the session and for a cart.
+        return classify_link_navigation(context.accessible_name, "");
+    }
     let posts = context.form_posts || matches!(context.sends, Some(Sends::Post { .. }));
     let by_name = if is_link {
         // A link to "Apply now", "Sign up" or "Add" opens a form; the form's own button
@@ -841,6 +857,14 @@ mod tests {
             ),
             // A cart's links write on GET.
             ("Add to cart", "/cart?item=3", RiskClass::DraftWrite),
+            // Pages about deleting are no handlers that delete.
+            ("DELETE", "/lang_delete.html", RiskClass::ReadOnly),
+            (
+                "Removing a package",
+                "/docs/remove-a-package",
+                RiskClass::ReadOnly,
+            ),
+            ("x", "/items?delete=3", RiskClass::Destructive),
         ];
         for &(name, path, expected) in table {
             assert_eq!(
@@ -849,6 +873,25 @@ mod tests {
                 "{name} -> {path}"
             );
         }
+    }
+
+    #[test]
+    fn a_link_the_pages_script_handles_is_held_by_the_gate_not_its_words() {
+        let script = |name| {
+            classify(
+                ActionShape::Click,
+                &RiskContext {
+                    accessible_name: name,
+                    role: "link",
+                    sends: Some(&Sends::Unknown),
+                    ..RiskContext::default()
+                },
+            )
+        };
+        assert_eq!(script("Remove this filter"), RiskClass::ReadOnly);
+        assert_eq!(script("Delete"), RiskClass::ReadOnly);
+        assert_eq!(script("Log out"), RiskClass::AuthenticatedRead);
+        assert_eq!(script("Add to cart"), RiskClass::DraftWrite);
     }
 
     #[test]

@@ -1920,7 +1920,11 @@ async fn more_post(State(counters): Shared) -> &'static str {
 async fn tidy_page() -> Html<String> {
     page(
         "Housekeeping",
-        "<p>Old rows pile up here.</p><p><a href=\"/cities/8/delete\">Tidy up the list</a></p>",
+        "<p>Old rows pile up here.</p><p><a href=\"/cities/8/delete\">Tidy up the list</a></p>\
+         <p><a href=\"#\" id=sweep>Sweep the old rows</a></p><script>\
+         document.getElementById('sweep').addEventListener('click', (e) => {\
+           e.preventDefault(); location.href = '/cities/8/delete';\
+         });</script>",
     )
 }
 

@@ -148,7 +148,9 @@ async fn a_write_behind_a_read_rated_button_is_refused_at_the_network() {
 }
 
 /// A link named "Tidy up the list" whose `href` deletes on `GET` is rated by its URL
-/// (destructive): never followed at the default ceiling, listed for approval.
+/// (destructive): never followed at the default ceiling, listed for approval. "Sweep the old
+/// rows" (`href="#"`) reads by its words, but its script loads the same URL: the network gate
+/// refuses the page load, and the link is re-rated destructive.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_link_whose_url_deletes_is_rated_by_its_url() {
     let site = records().await;
@@ -179,6 +181,25 @@ async fn a_link_whose_url_deletes_is_rated_by_its_url() {
             .any(|a| a.label.contains("Tidy up the list") && a.risk == RiskClass::Destructive),
         "{:?}",
         result.approval_required
+    );
+    assert!(
+        pruned(result, "risk_underestimated") >= 1,
+        "{:?}",
+        result.metrics.pruned
+    );
+    assert!(
+        result
+            .network
+            .refused_write_requests
+            .iter()
+            .any(|r| r.starts_with("GET ") && r.ends_with("/cities/8/delete")),
+        "{:?}",
+        result.network
+    );
+    assert!(
+        !site.requests().iter().any(|r| r.contains("/delete")),
+        "{:?}",
+        site.requests()
     );
 }
 

@@ -73,8 +73,8 @@ pub(crate) async fn perform_gated(
     inputs: &BTreeMap<String, String>,
     guard: &OriginGuard,
 ) -> Result<Performed, EnvError> {
-    use forager_protocol::risk::{allows_writes, class_of_request};
-    let stray = tab.set_gate(allows_writes(class));
+    use forager_protocol::risk::{class_of_request, class_of_url};
+    let stray = tab.set_gate(class);
     if let Some((method, url)) = stray.first() {
         tracing::info!(
             refused = stray.len(),
@@ -83,12 +83,18 @@ pub(crate) async fn perform_gated(
         );
     }
     let performed = perform(tab, action, inputs, guard).await;
-    let refused = tab.set_gate(false);
-    if let Some((method, url)) = refused.iter().max_by_key(|(m, _)| class_of_request(m)) {
-        let request = format!("{method} {url}");
-        tracing::info!(action = %action.label(), %class, %request, "a write behind an action rated lower: refused");
+    let refused = tab.set_gate(forager_protocol::RiskClass::ReadOnly);
+    // What a refused request shows: its method's class, or the class of the handler its URL
+    // names (a page load of `/item/3/delete`), the higher.
+    let shows = |(method, url): &(String, String)| {
+        class_of_request(method)
+            .max(class_of_url(url).unwrap_or(forager_protocol::RiskClass::ReadOnly))
+    };
+    if let Some(worst) = refused.iter().max_by_key(|r| shows(r)) {
+        let request = format!("{} {}", worst.0, worst.1);
+        tracing::info!(action = %action.label(), %class, %request, "a request beyond the action's class: refused");
         return Err(EnvError::RiskUnderestimated {
-            class: class_of_request(method),
+            class: shows(worst),
             request,
         });
     }

@@ -17,7 +17,7 @@ use chromiumoxide::cdp::browser_protocol::input::{
 };
 use chromiumoxide::cdp::browser_protocol::inspector::EventTargetCrashed;
 use chromiumoxide::cdp::browser_protocol::network::{
-    CookieParam, CookieSameSite, ErrorReason, TimeSinceEpoch,
+    CookieParam, CookieSameSite, ErrorReason, ResourceType, TimeSinceEpoch,
 };
 use chromiumoxide::cdp::browser_protocol::page::{
     AddScriptToEvaluateOnNewDocumentParams, CaptureScreenshotFormat, EventJavascriptDialogOpening,
@@ -160,14 +160,36 @@ pub struct NetworkLog {
     pub refused_write_requests: Vec<String>,
 }
 
-/// The network gate of one tab: whether the action running now may send writes (requests
-/// other than `GET`/`HEAD`/`OPTIONS`), and the writes refused since it was last set. Closed
-/// between actions: a page's writes are let through only while an action whose class allows
-/// them runs (`risk::allows_writes`).
-#[derive(Debug, Default)]
+/// The network gate of one tab: the class of the action running now (read-only between
+/// actions), and the requests refused since it was last set. A write (a request other than
+/// `GET`/`HEAD`/`OPTIONS`) leaves only while an action whose class allows writes runs
+/// (`risk::allows_writes`); a page load whose URL names a handler that changes state
+/// (`/item/3/delete`, `?action=logout`: `risk::class_of_url`) only while an action of that
+/// class or above runs, so a script that navigates there is held to it too.
+#[derive(Debug)]
 struct WriteGate {
-    open: bool,
+    class: forager_protocol::RiskClass,
     refused: Vec<(String, String)>,
+}
+
+impl Default for WriteGate {
+    fn default() -> Self {
+        WriteGate {
+            class: forager_protocol::RiskClass::ReadOnly,
+            refused: Vec::new(),
+        }
+    }
+}
+
+impl WriteGate {
+    /// Whether a request may leave while the gate stands at its class.
+    fn lets_through(&self, method: &str, url: &str, document: bool) -> bool {
+        use forager_protocol::risk::{allows_writes, class_of_url};
+        if writes(method) {
+            return allows_writes(self.class);
+        }
+        !document || class_of_url(url).is_none_or(|class| class <= self.class)
+    }
 }
 
 /// Most refused writes a gate keeps between two looks.
@@ -419,9 +441,12 @@ impl Tab {
                 let method = event.request.method.as_str();
                 let to_allowed_origin = guard.allows(url);
                 // The network gate: a write leaves only while an action that may write runs.
+                let document = matches!(event.resource_type, ResourceType::Document);
                 let refused_write = to_allowed_origin
-                    && writes(method)
-                    && !gate.lock().map(|g| g.open).unwrap_or(false);
+                    && !gate
+                        .lock()
+                        .map(|g| g.lets_through(method, url, document))
+                        .unwrap_or(false);
                 let allowed = to_allowed_origin && !refused_write;
                 if let Ok(mut log) = network.lock() {
                     if allowed {
@@ -597,12 +622,12 @@ impl Tab {
         Ok(())
     }
 
-    /// Opens the network gate for an action that may write, or closes it; returns the writes
-    /// it refused since it was last set, as (method, URL).
-    pub fn set_gate(&self, open: bool) -> Vec<(String, String)> {
+    /// Sets the network gate to the class of the action about to run (read-only between
+    /// actions); returns the requests it refused since it was last set, as (method, URL).
+    pub fn set_gate(&self, class: forager_protocol::RiskClass) -> Vec<(String, String)> {
         match self.gate.lock() {
             Ok(mut gate) => {
-                gate.open = open;
+                gate.class = class;
                 std::mem::take(&mut gate.refused)
             }
             Err(_) => Vec::new(),
