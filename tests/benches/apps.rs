@@ -669,10 +669,7 @@ fn main() {
     let mut check_failures = 0;
 
     for app in &all.apps {
-        if chosen_apps
-            .as_ref()
-            .is_some_and(|c| !c.iter().any(|a| *a == app.name))
-        {
+        if chosen_apps.as_ref().is_some_and(|c| !c.contains(&app.name)) {
             continue;
         }
         let tasks: Vec<&Task> = all
