@@ -445,6 +445,14 @@ fn mentions(raw: &str, padded: &str, name: &str) -> bool {
     names_phrase(padded, name)
 }
 
+/// Whether activating the control leaves the page where it is as far as its page says: not a
+/// link that navigates, not a form's submission (`Sends::Get`/`Post`). Only such controls are
+/// pressed in turn in one action (`Action::Check`).
+fn stays_on_page(element: &Element) -> bool {
+    matches!(element.sends, forager_protocol::Sends::Unknown)
+        || (is_choice(element) && !element.tag.eq_ignore_ascii_case("a"))
+}
+
 /// A control that holds a choice the page keeps: a checkbox, a radio button, a switch.
 fn is_choice(element: &Element) -> bool {
     matches!(element.role.as_str(), "checkbox" | "radio" | "switch")
@@ -1591,6 +1599,8 @@ impl<E: Embedder> Policy for DefaultPolicy<E> {
                     .collect();
             }
         }
+        // Pressed in turn on one page: a link that navigates would leave it at the first.
+        unmade.retain(|e| stays_on_page(e));
         if unmade.len() >= 2 && !choices.undoing {
             let action = Action::Check {
                 targets: unmade.iter().map(|e| target_of(e)).collect(),
@@ -1844,6 +1854,7 @@ impl<E: Embedder> Policy for DefaultPolicy<E> {
             }
         }
         for (_, _, mut members) in by_name {
+            members.retain(|e| stays_on_page(e));
             if let Some(n) = goal_count {
                 members.truncate(n as usize);
             }

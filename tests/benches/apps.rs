@@ -86,6 +86,9 @@ struct Task {
     #[serde(default)]
     capsule: bool,
     verify: Option<Verify>,
+    /// The task's risk ceiling when it is not the default (3): a task whose write sends
+    /// something to others (filing an issue, a comment) is class 4, and its user says so.
+    risk_ceiling: Option<u8>,
 }
 
 #[derive(Debug, Clone, Default, serde::Deserialize)]
@@ -321,6 +324,9 @@ fn task_flags(task: &Task, base: &str, with_credentials: bool) -> Vec<String> {
         for (name, value) in &task.inputs {
             flags.extend(["--input".into(), format!("{name}={value}")]);
         }
+    }
+    if let Some(ceiling) = task.risk_ceiling {
+        flags.extend(["--risk-ceiling".into(), ceiling.to_string()]);
     }
     if let Some(verify) = &task.verify {
         flags.extend([
