@@ -1247,6 +1247,15 @@ fn target_of(element: &Element) -> Target {
     }
 }
 
+/// A field for a free-text search: its role or type says so, or its name does ("Search:",
+/// "Find", "Keywords", "Query").
+fn is_search_box(element: &Element) -> bool {
+    element.role == "searchbox"
+        || element.input_type.eq_ignore_ascii_case("search")
+        || crate::embed::words(&element.name)
+            .any(|w| ["search", "find", "keyword", "keywords", "query"].contains(&w.as_str()))
+}
+
 fn is_text_field(element: &Element) -> bool {
     matches!(
         element.role.as_str(),
@@ -2308,11 +2317,11 @@ impl<E: Embedder> DefaultPolicy<E> {
         let unfitted: Vec<usize> = (0..text_fields.len())
             .filter(|&f| fitted[f].is_none())
             .collect();
-        let spare: Vec<&String> = spare
+        let spare_all: Vec<&String> = spare
             .iter()
             .filter(|w| !sources.iter().any(|s| s.literal.eq_ignore_ascii_case(w)))
-            .take(MAX_SPARE_WORDS)
             .collect();
+        let spare: Vec<&String> = spare_all.iter().take(MAX_SPARE_WORDS).copied().collect();
         // The goal's own values no field fitted ("2012" beside "Released Date", "Movie Genre"):
         // each is tried in each field nothing fits.
         let leftovers: Vec<usize> = (0..sources.len())
@@ -2391,6 +2400,37 @@ impl<E: Embedder> DefaultPolicy<E> {
                 out.push((assignment, quality / text_fields.len() as f64));
             }
             return out;
+        }
+        // Nothing fits any field, and the form has a search box (a data browser's table: its
+        // search box beside its filter rows): the values the goal names, then its
+        // spare words (its last first: the goal's object is there more often than not), go
+        // into it, one assignment each, as into a lone search box.
+        if fitted.iter().all(Option::is_none)
+            && let Some(search) = text_fields.iter().find(|f| is_search_box(f))
+        {
+            let values = sources
+                .iter()
+                .filter(|source| matches!(source.value, FillValue::Literal(_)))
+                .map(|source| source.value.clone())
+                .chain(
+                    spare_all
+                        .iter()
+                        .rev()
+                        .map(|word| FillValue::Literal((*word).clone())),
+                )
+                .take(MAX_SPARE_WORDS);
+            for value in values {
+                let mut assignment = vec![FieldValue {
+                    target: target_of(search),
+                    value,
+                    select: false,
+                }];
+                assignment.extend(selects.iter().cloned());
+                out.push((assignment, 0.0));
+            }
+            if !out.is_empty() {
+                return out;
+            }
         }
         // Otherwise greedy in the form's order, each source used once where possible.
         let mut used = vec![false; sources.len()];
@@ -3609,6 +3649,51 @@ mod tests {
             }
         }
         assert!(credentials_typed >= 2, "the login form is still filled");
+    }
+
+    /// A data browser's table: a search box and a filter row's value in one GET form, a goal
+    /// that quotes nothing. The goal's telling word goes into the search box.
+    #[test]
+    fn spare_words_go_into_a_forms_search_box_when_nothing_fits() {
+        let field = |name: &str, role: &str, kind: &str| {
+            let mut e = element(role, name);
+            e.tag = "input".into();
+            e.input_type = kind.into();
+            e.form = Some(forager_protocol::observation::FormContext {
+                name: "table".into(),
+                submit_name: Some("Apply".into()),
+                posts: false,
+                selector: "#table".into(),
+                implicit: false,
+            });
+            e
+        };
+        let mut apply = element("button", "Apply");
+        apply.form = field("x", "textbox", "text").form;
+        let observation = page(vec![
+            field("Search:", "searchbox", "search"),
+            field("_filter_value", "textbox", "text"),
+            apply,
+        ]);
+        let proposals = DefaultPolicy::default().propose(
+            &observation,
+            &task("Find the cities whose description mentions a harbour", &[]),
+        );
+        let searched: Vec<String> = proposals
+            .candidates
+            .iter()
+            .filter_map(|c| match &c.action {
+                Action::FillForm { fields, .. } => fields
+                    .iter()
+                    .find(|f| f.target.name == "Search:")
+                    .and_then(|f| match &f.value {
+                        FillValue::Literal(text) => Some(text.clone()),
+                        FillValue::Input(_) => None,
+                    }),
+                _ => None,
+            })
+            .collect();
+        assert!(searched.iter().any(|w| w == "harbour"), "{searched:?}");
     }
 
     #[test]
