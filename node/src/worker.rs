@@ -889,6 +889,39 @@ fn revocations() -> Option<Vec<forager_protocol::consent::SignedRevocation>> {
 
 /// The first step of the branch's prefix above the ceiling that no consent covers (with the
 /// revocations unreadable, no consent counts).
+/// A branch prefix's step `at` sent more than its class allows and the network gate refused
+/// it: pruned as the tree prunes such a child (`risk_underestimated`), the branch exhausted,
+/// and, above the ceiling, the step offered for approval at the class of what it sent.
+fn refused_at_the_network(
+    report: &mut ProgressReport,
+    task: &TaskSpec,
+    prefix: &[Action],
+    at: usize,
+    class: forager_protocol::RiskClass,
+    request: &str,
+) {
+    report.error = Some(format!(
+        "the branch's step {} ({}) tried to send {request}: refused at the network",
+        at + 1,
+        prefix[at].label()
+    ));
+    report.counters.pruned.insert(
+        PruneReason::RiskUnderestimated { class }.kind().to_owned(),
+        1,
+    );
+    if class > task.risk_ceiling {
+        let actions = prefix[..=at].to_vec();
+        let mut risks = crate::consent::prefix_risks(task, &actions);
+        if let Some(last) = risks.last_mut() {
+            *last = class;
+        }
+        report
+            .approvals
+            .push(FoundPath::new(actions, Vec::new(), risks));
+    }
+    report.exhausted = true;
+}
+
 fn unconsented_prefix(task: &TaskSpec, assignment: &BranchAssignment) -> Option<usize> {
     let now = crate::consent::unix_now();
     let id = &assignment.task_id;
@@ -1231,30 +1264,16 @@ async fn run_branch<E: Environment<Action = Action>>(
                     return report;
                 }
                 Err(EnvError::RiskUnderestimated { class, request }) => {
-                    // The branch's own action sent more than its class allows: pruned as the
-                    // tree prunes it, and, above the ceiling, offered for approval at its class.
                     let at = (known.len() + report.actions as usize)
                         .min(assignment.prefix.len().saturating_sub(1));
-                    report.error = Some(format!(
-                        "the branch's step {} ({}) tried to send {request}: refused at the network",
-                        at + 1,
-                        assignment.prefix[at].label()
-                    ));
-                    report.counters.pruned.insert(
-                        PruneReason::RiskUnderestimated { class }.kind().to_owned(),
-                        1,
+                    refused_at_the_network(
+                        &mut report,
+                        task,
+                        &assignment.prefix,
+                        at,
+                        class,
+                        &request,
                     );
-                    if class > task.risk_ceiling {
-                        let actions = assignment.prefix[..=at].to_vec();
-                        let mut risks = crate::consent::prefix_risks(task, &actions);
-                        if let Some(last) = risks.last_mut() {
-                            *last = class;
-                        }
-                        report
-                            .approvals
-                            .push(FoundPath::new(actions, Vec::new(), risks));
-                    }
-                    report.exhausted = true;
                     return report;
                 }
                 Err(e) => {

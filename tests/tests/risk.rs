@@ -16,26 +16,47 @@ async fn records() -> Fixture {
     sites::serve(sites::records()).await
 }
 
+/// `forager explore` on the records fixture from `path`, one node, no memory, with `extra`
+/// flags (success predicates, inputs) after the goal.
+async fn explore(
+    test: &str,
+    site: &Fixture,
+    path: &str,
+    goal: &str,
+    budget: &str,
+    extra: &[&str],
+) -> forager_tests::Run {
+    let url = site.url(path);
+    let mut args = vec![
+        "--url",
+        &url,
+        "--goal",
+        goal,
+        "--budget",
+        budget,
+        "--no-memory",
+    ];
+    args.extend_from_slice(extra);
+    forager(test, &args).await
+}
+
 /// "Show me only the cities that are in Peru" needs the filter form's button, a `GET` form:
 /// with the button named Apply, Go, Submit or Filter it is a read, run at the default ceiling.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn get_filter_forms_are_reads_whatever_their_button_says() {
     let site = records().await;
     for button in ["Apply", "Go", "Submit", "Filter"] {
-        let run = forager(
+        let run = explore(
             &format!("getform{button}"),
+            &site,
+            &format!("/cities?button={button}"),
+            "Show me only the cities that are in Peru",
+            "40",
             &[
-                "--url",
-                &site.url(&format!("/cities?button={button}")),
-                "--goal",
-                "Show me only the cities that are in Peru",
                 "--success-text",
                 "Showing cities where country = Peru",
-                "--budget",
-                "40",
                 "--nodes",
                 "1",
-                "--no-memory",
             ],
         )
         .await;
@@ -56,21 +77,13 @@ async fn get_filter_forms_are_reads_whatever_their_button_says() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn remove_this_filter_is_a_read() {
     let site = records().await;
-    let run = forager(
+    let run = explore(
         "removefilter",
-        &[
-            "--url",
-            &site.url("/cities?country=Peru&button=Apply"),
-            "--goal",
-            "Remove the country filter so that every city shows",
-            "--success-text",
-            "8 rows",
-            "--budget",
-            "30",
-            "--nodes",
-            "1",
-            "--no-memory",
-        ],
+        &site,
+        "/cities?country=Peru&button=Apply",
+        "Remove the country filter so that every city shows",
+        "30",
+        &["--success-text", "8 rows", "--nodes", "1"],
     )
     .await;
     let result = run.passed();
@@ -96,21 +109,13 @@ async fn remove_this_filter_is_a_read() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_write_behind_a_read_rated_button_is_refused_at_the_network() {
     let site = records().await;
-    let run = forager(
+    let run = explore(
         "gate",
-        &[
-            "--url",
-            &site.url("/more"),
-            "--goal",
-            "Show more cities",
-            "--success-text",
-            "Montevideo",
-            "--budget",
-            "15",
-            "--nodes",
-            "1",
-            "--no-memory",
-        ],
+        &site,
+        "/more",
+        "Show more cities",
+        "15",
+        &["--success-text", "Montevideo", "--nodes", "1"],
     )
     .await;
     let result = run.result.as_ref().expect("a result document");
@@ -154,21 +159,13 @@ async fn a_write_behind_a_read_rated_button_is_refused_at_the_network() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_link_whose_url_deletes_is_rated_by_its_url() {
     let site = records().await;
-    let run = forager(
+    let run = explore(
         "deletelink",
-        &[
-            "--url",
-            &site.url("/tidy"),
-            "--goal",
-            "Tidy up the list of cities",
-            "--success-text",
-            "the list is tidy",
-            "--budget",
-            "15",
-            "--nodes",
-            "1",
-            "--no-memory",
-        ],
+        &site,
+        "/tidy",
+        "Tidy up the list of cities",
+        "15",
+        &["--success-text", "the list is tidy", "--nodes", "1"],
     )
     .await;
     let result = run.result.as_ref().expect("a result document");
@@ -209,22 +206,19 @@ async fn a_link_whose_url_deletes_is_rated_by_its_url() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn credentials_go_only_into_the_login_form() {
     let site = records().await;
-    let run = forager(
+    let run = explore(
         "credentials",
+        &site,
+        "/tracker",
+        "Log in as alice",
+        "40",
         &[
-            "--url",
-            &site.url("/tracker"),
-            "--goal",
-            "Log in as alice",
             "--success-text",
             "You are logged in",
             "--input",
             "username=alice",
             "--input",
             "password=wonder land",
-            "--budget",
-            "40",
-            "--no-memory",
         ],
     )
     .await;
