@@ -85,6 +85,34 @@ pub struct Candidate<A> {
     /// search records it pruned with this reason, unexecuted, as it records an action above
     /// the ceiling; rollouts skip it.
     pub refused: Option<forager_protocol::PruneReason>,
+    /// Why the policy ranked it where it did: its named signals and what each added to its
+    /// affinity (empty where no policy says: a simulation, a prefix from another node).
+    pub why: Why,
+}
+
+/// The named signals behind a candidate's prior and what each added to its affinity, in the
+/// order the policy combined them (`crate::policy::signals`).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Why(pub Vec<(&'static str, f64)>);
+
+impl Why {
+    /// One signal's whole say.
+    pub fn single(signal: &'static str, lift: f64) -> Why {
+        Why(vec![(signal, lift)])
+    }
+
+    /// The `n` signals that moved the affinity most, largest first (ties in combining order).
+    pub fn top(&self, n: usize) -> Vec<(&'static str, f64)> {
+        let mut ranked: Vec<(&'static str, f64)> = self
+            .0
+            .iter()
+            .copied()
+            .filter(|(_, lift)| *lift != 0.0)
+            .collect();
+        ranked.sort_by(|a, b| b.1.abs().total_cmp(&a.1.abs()));
+        ranked.truncate(n);
+        ranked
+    }
 }
 
 /// Why an environment could not do what was asked. Every variant is recoverable by the search

@@ -12,6 +12,11 @@
 //! placeholder or type, and the form is submitted. Links to origins the task does not allow are
 //! never proposed, whatever the page says: page text is untrusted input.
 
+mod candidates;
+mod families;
+mod fill;
+pub mod signals;
+
 use crate::embed::{SparseVector, action_key, stable_hash, text_features};
 use crate::environment::Candidate;
 use crate::goal::{GoalReading, Quoted, words_of};
@@ -130,14 +135,13 @@ pub trait Policy: Send + Sync {
 pub struct DefaultPolicy<E = HashedNgrams> {
     embedder: E,
     model: Option<Arc<SentenceModel>>,
+    /// The signals' weights ([`signals::WEIGHTS_VARIABLE`] sets them for sweeps and ablations).
+    weights: signals::Weights,
 }
 
 impl Default for DefaultPolicy<HashedNgrams> {
     fn default() -> Self {
-        DefaultPolicy {
-            embedder: HashedNgrams,
-            model: None,
-        }
+        DefaultPolicy::with_model(None)
     }
 }
 
@@ -175,6 +179,7 @@ impl DefaultPolicy<HashedNgrams> {
         DefaultPolicy {
             embedder: HashedNgrams,
             model,
+            weights: signals::Weights::from_env(),
         }
     }
 }
@@ -185,7 +190,13 @@ impl<E: Embedder> DefaultPolicy<E> {
         DefaultPolicy {
             embedder,
             model: None,
+            weights: signals::Weights::from_env(),
         }
+    }
+
+    /// The same policy with these signal weights.
+    pub fn with_weights(self, weights: signals::Weights) -> Self {
+        DefaultPolicy { weights, ..self }
     }
 
     /// The model's similarity of two texts, rescaled to [0, 1]; 0 without a model, for empty
@@ -680,7 +691,47 @@ fn quoted_item_toggles<'a>(
 
 fn goal_progress(observation: &Observation, reading: &GoalReading, goal: &str) -> GoalProgress {
     let goal_text = padded_words(goal);
-    let named = |name: &str| names_phrase(&goal_text, name);
+    let fields = FieldsHeld::of(observation, &goal_text);
+    GoalProgress {
+        choices: choices_progress(observation, reading, &goal_text),
+        values: values_progress(observation, reading, &fields),
+        names: names_progress(observation, reading, goal, &fields),
+        parity: families::parity_marked(observation),
+        misplaced: misplaced_fields(reading, &fields),
+    }
+}
+
+/// The page's fields and what they hold, with their labels as the goal would give them.
+struct FieldsHeld<'a> {
+    values: Vec<&'a PageValue>,
+    labels: Vec<String>,
+}
+
+impl<'a> FieldsHeld<'a> {
+    fn of(observation: &'a Observation, goal_text: &str) -> FieldsHeld<'a> {
+        // A value typed into a search box is progress only when the goal is to search:
+        // otherwise the reply text in the inbox's search field looks like a reply half
+        // written.
+        let searching = goal_text.contains(" search ");
+        let values: Vec<&PageValue> = observation
+            .values
+            .iter()
+            .filter(|v| v.kind == PageValueKind::Field)
+            .filter(|v| searching || !v.label.to_lowercase().contains("search"))
+            .collect();
+        let labels = values.iter().map(|v| label_key(&v.label)).collect();
+        FieldsHeld { values, labels }
+    }
+}
+
+/// The checkboxes, radio buttons and options the goal names that are checked, less half a
+/// point for each one it does not name that is; or the toggles it quotes on someone's items.
+fn choices_progress(
+    observation: &Observation,
+    reading: &GoalReading,
+    goal_text: &str,
+) -> Option<f64> {
+    let named = |name: &str| names_phrase(goal_text, name);
     let mut boxes = Tally::default();
     for element in &observation.elements {
         if !matches!(
@@ -701,23 +752,24 @@ fn goal_progress(observation: &Observation, reading: &GoalReading, goal: &str) -
             toggles.count(theirs, element.checked);
         }
         if toggles.wanted >= 2 {
-            if let Some(count) = item_count(&goal_text) {
+            if let Some(count) = item_count(goal_text) {
                 toggles.limit(count);
             }
             boxes = toggles;
         }
     }
-    let choices = boxes.share();
+    boxes.share()
+}
+
+/// The values the goal gives that some field holds (where the goal labels values, a field
+/// with one of its labels holds that value only).
+fn values_progress(
+    observation: &Observation,
+    reading: &GoalReading,
+    fields: &FieldsHeld<'_>,
+) -> Option<f64> {
     let (mut wanted, mut done) = (0usize, 0usize);
-    // A value typed into a search box is progress only when the goal is to search: otherwise
-    // the reply text in the inbox's search field looks like a reply half written.
-    let searching = goal_text.contains(" search ");
-    let fields: Vec<&PageValue> = observation
-        .values
-        .iter()
-        .filter(|v| v.kind == PageValueKind::Field)
-        .filter(|v| searching || !v.label.to_lowercase().contains("search"))
-        .collect();
+    let field_labels = &fields.labels;
     // Where the goal labels values ("from: LIH to: …"), a field with one of its labels holds
     // that value only, and the goal's other values count in the other fields.
     let labelled: Vec<&str> = reading
@@ -725,12 +777,12 @@ fn goal_progress(observation: &Observation, reading: &GoalReading, goal: &str) -
         .iter()
         .map(|l| l.context.as_str())
         .collect();
-    let field_labels: Vec<String> = fields.iter().map(|v| label_key(&v.label)).collect();
     let held_for = |label: Option<&str>| -> Vec<&str> {
         let has_field = label.is_some_and(|l| field_labels.iter().any(|f| f == l));
         fields
+            .values
             .iter()
-            .zip(&field_labels)
+            .zip(field_labels)
             .filter(|(_, f)| match label {
                 Some(l) if has_field => f.as_str() == l,
                 _ => !labelled.contains(&f.as_str()),
@@ -793,6 +845,18 @@ fn goal_progress(observation: &Observation, reading: &GoalReading, goal: &str) -
             done += 1;
         }
     }
+    (wanted > 0).then(|| done as f64 / wanted as f64)
+}
+
+/// The goal's names (other than the page's controls) that the page shows as content, not as
+/// a control to pick, or holds in a single-line field.
+fn names_progress(
+    observation: &Observation,
+    reading: &GoalReading,
+    goal: &str,
+    fields: &FieldsHeld<'_>,
+) -> Option<f64> {
+    let goal_text = padded_words(goal);
     // The page's words without the goal itself, where the page prints it (a task page shows
     // its instruction): the goal's names are always in that.
     let content = padded_words(&observation.text_excerpt).replacen(&goal_text, " ", 1);
@@ -812,6 +876,7 @@ fn goal_progress(observation: &Observation, reading: &GoalReading, goal: &str) -
         .map(|e| e.name.as_str())
         .collect();
     let held_names: Vec<&str> = fields
+        .values
         .iter()
         .filter(|v| !bodies.contains(&v.label.as_str()))
         .map(|v| v.value.as_str())
@@ -843,21 +908,15 @@ fn goal_progress(observation: &Observation, reading: &GoalReading, goal: &str) -
             shown_names += 1;
         }
     }
-    let (mut items, mut fit, mut misfit) = (0usize, 0usize, 0usize);
-    for element in &observation.elements {
-        match crate::arithmetic::parity_fits(&element.name, &element.record) {
-            Some(true) => {
-                items += 1;
-                fit += usize::from(element.checked);
-            }
-            Some(false) => misfit += usize::from(element.checked),
-            None => {}
-        }
-    }
-    let parity = (items > 0).then(|| ((fit as f64 - misfit as f64) / items as f64).clamp(0.0, 1.0));
-    let misplaced = fields
+    (wanted_names > 0).then(|| shown_names as f64 / wanted_names as f64)
+}
+
+/// Fields labelled for one of the goal's labelled values that hold something else.
+fn misplaced_fields(reading: &GoalReading, fields: &FieldsHeld<'_>) -> usize {
+    fields
+        .values
         .iter()
-        .zip(&field_labels)
+        .zip(&fields.labels)
         .filter(|(v, label)| {
             let value = v.value.trim();
             let mut own = reading
@@ -872,14 +931,7 @@ fn goal_progress(observation: &Observation, reading: &GoalReading, goal: &str) -
                     value == literal || mentions(value, &padded_words(value), &literal)
                 })
         })
-        .count();
-    GoalProgress {
-        choices,
-        parity,
-        misplaced,
-        values: (wanted > 0).then(|| done as f64 / wanted as f64),
-        names: (wanted_names > 0).then(|| shown_names as f64 / wanted_names as f64),
-    }
+        .count()
 }
 
 /// A prior bonus for each element at a position the goal names: "the 3rd input textbox",
@@ -1004,6 +1056,7 @@ impl Calendar {
                 key: 0,
                 target: None,
                 refused: None,
+                why: Default::default(),
             },
             2.0,
         ))
@@ -1120,6 +1173,7 @@ fn scroll_candidates(observation: &Observation, goal: &str) -> Vec<(Candidate<Ac
                     key: 0,
                     target: None,
                     refused: None,
+                    why: Default::default(),
                 },
                 affinity,
             ));
@@ -1208,6 +1262,7 @@ fn slide_candidates(observation: &Observation, goal: &str) -> Vec<(Candidate<Act
                 key: 0,
                 target: None,
                 refused: None,
+                why: Default::default(),
             },
             affinity,
         )
@@ -1326,1138 +1381,7 @@ impl<E: Embedder> Policy for DefaultPolicy<E> {
     }
 
     fn propose(&self, observation: &Observation, task: &TaskContext) -> Proposals {
-        let goal = self.embedder.embed(&task.goal);
-        let mut scored: Vec<(Candidate<Action>, f64)> = Vec::new();
-        let reading = GoalReading::of(&task.goal);
-        let passes_on = reading.passes_on();
-        let sources = self.sources(observation, task, &reading, &goal);
-        let spare = spare_words(&task.goal, observation, &sources);
-        let positions = position_bonus(observation, &reading);
-        // "The cheapest flight": the controls of the item at the extreme.
-        let extremes = crate::superlative::extremes(
-            crate::superlative::Superlative::of(&task.goal),
-            &observation.elements,
-        );
-        // The calendar's steps lift priors only: a page is not more promising for holding a
-        // calendar (its nearness to the goal's month is its value, below).
-        let calendar = Calendar::of(observation, &reading);
-        // What the calendar added to each of `scored`'s first entries (the clicks).
-        let mut lifts: Vec<f64> = Vec::new();
-        let mut hovers: Vec<(Candidate<Action>, f64)> = Vec::new();
-        // How many controls share each role and name (a "Like" under every post).
-        let mut names: HashMap<(&String, &String), usize> = HashMap::new();
-        for element in &observation.elements {
-            *names.entry((&element.role, &element.name)).or_default() += 1;
-        }
-        let choices = Choices::of(observation, &task.goal);
-        // A control the goal quotes that no element of this page carries ("Mute" in a menu
-        // not open yet).
-        let hidden_quoted = reading.quoted.iter().any(|q| {
-            !observation.elements.iter().any(|e| {
-                e.name.eq_ignore_ascii_case(&q.text) || e.text.eq_ignore_ascii_case(&q.text)
-            })
-        });
-
-        // The goal's quoted toggles on the items of someone it names already pressed ("Like"
-        // on her posts): pressed again, they are undone.
-        let pressed_toggles: Vec<&Element> = quoted_item_toggles(observation, &reading)
-            .filter(|(e, theirs)| *theirs && e.checked && !choices.undoing)
-            .map(|(e, _)| e)
-            .chain(observation.elements.iter().filter(|e| {
-                e.checked
-                    && !choices.undoing
-                    && choices.goal_words.contains(" all ")
-                    && named_shape(e, &choices)
-            }))
-            .collect();
-
-        let progress = goal_progress(observation, &reading, &task.goal);
-        // Every value the goal gives is held by a field: sending the form is what is left.
-        let values_held = progress.values == Some(1.0);
-
-        // The "+" and "-" of the dishes the goal names: controls told apart by their items.
-        let clickable: Vec<bool> = observation
-            .elements
-            .iter()
-            .map(|e| !e.disabled && is_clickable(e))
-            .collect();
-        let item_shares =
-            crate::item_controls::item_shares(&observation.elements, &task.goal, &clickable);
-        let goal_count = crate::item_controls::goal_count(&task.goal)
-            .filter(|n| *n <= forager_protocol::workflow::MAX_REPEAT);
-
-        // Clicks.
-        for (index, element) in observation.elements.iter().enumerate() {
-            if element.disabled || !is_clickable(element) {
-                continue;
-            }
-            if calendar.as_ref().is_some_and(|c| c.other_day(element)) {
-                continue;
-            }
-            if let Some(href) = &element.href
-                && !task.allows(href)
-            {
-                continue;
-            }
-            let context = RiskContext {
-                accessible_name: &element.name,
-                role: &element.role,
-                input_type: &element.input_type,
-                form_submit_name: element.form.as_ref().and_then(|f| f.submit_name.as_deref()),
-                form_posts: element.form.as_ref().is_some_and(|f| f.posts),
-                dialog_text: "",
-                sends: Some(&element.sends),
-            };
-            let risk = risk::classify(ActionShape::Click, &context);
-            // A text field's label only focuses the field, which the form's fill does anyway
-            // (a checkbox's label toggles it: that click matters).
-            let focuses_only = element.tag == "label"
-                && observation
-                    .elements
-                    .iter()
-                    .any(|e| is_text_field(e) && e.name == element.name);
-            // An element that carries a name the goal spells out ("the email by Wilhelmina",
-            // "click on \"Yes\"") is what the goal is about, however little else of the goal
-            // its text shares (a list row's subject and preview dilute the n-grams).
-            let affinity =
-                self.mixed_affinity(&goal, &task.goal, element).max(
-                    if names_goal_word(element, &reading) {
-                        NAMED_AFFINITY
-                    } else {
-                        0.0
-                    },
-                ) + if record_names_goal_word(element, &reading, &choices.goal_words, hidden_quoted)
-                {
-                    RECORD_NAMED_LIFT
-                } else {
-                    0.0
-                };
-            let affinity = affinity.max(ITEM_AFFINITY * item_shares[index]);
-            // Someone's email for someone else is a forward, whatever the goal's verb ("give
-            // Etheline the email from Doria"); a reply would go back to its sender.
-            let affinity = match passes_on.then(|| passing_control(&element.name)).flatten() {
-                Some(true) => affinity.max(NAMED_AFFINITY),
-                Some(false) => affinity * 0.5,
-                None => affinity,
-            };
-            // "Odd" or "Even" beside a number: the one that fits it first.
-            let affinity = match crate::arithmetic::parity_fits(&element.name, &element.record) {
-                Some(true) => affinity + PARITY_LIFT,
-                Some(false) => affinity * 0.3,
-                None => affinity,
-            };
-            let sends_form = element.form.as_ref().is_some_and(|f| {
-                f.submit_name
-                    .as_deref()
-                    .is_some_and(|n| n.eq_ignore_ascii_case(&element.name))
-            });
-            let affinity = if values_held && sends_form {
-                affinity + READY_SUBMIT_LIFT
-            } else {
-                affinity
-            };
-            let affinity = if extremes[index] {
-                affinity + EXTREME_LIFT
-            } else {
-                affinity
-            };
-            let affinity = (affinity + positions[index])
-                * keeps_course(element, task, &observation.url)
-                * choices.factor(element)
-                * if focuses_only { 0.1 } else { 1.0 }
-                * if pressed_toggles.iter().any(|t| std::ptr::eq(*t, element)) {
-                    0.1
-                } else {
-                    1.0
-                };
-            let target = element
-                .href
-                .as_deref()
-                .filter(|href| leaves_page(href, &observation.url))
-                .map(location_of);
-            let lift = calendar.as_ref().map_or(0.0, |c| c.bonus(element));
-            lifts.push(lift);
-            let twins = names.get(&(&element.role, &element.name)) > Some(&1);
-            scored.push((
-                click_candidate(element, risk, target, twins),
-                affinity + lift,
-            ));
-            // "Order 4 items that are vegan": one dish's "+" pressed four times.
-            if let Some(times) = goal_count.filter(|_| item_shares[index] >= 1.0) {
-                scored.push((
-                    Candidate {
-                        action: Action::Repeat {
-                            target: target_of(element),
-                            times,
-                        },
-                        prior: 0.0,
-                        risk,
-                        key: action_key(&format!(
-                            "repeat {} {} in {} {times}",
-                            element.role, element.name, element.record
-                        )),
-                        target: None,
-                        refused: None,
-                    },
-                    affinity,
-                ));
-                lifts.push(0.0);
-            }
-            // A menu item with a submenu: pointing at it opens what clicking would choose past.
-            if element.popup {
-                hovers.push((hover_candidate(element), affinity));
-            }
-        }
-
-        // Text fields can be clicked too (focus, or a widget such as a date picker opens),
-        // but that is seldom the point: a low prior.
-        let mut pickers = Vec::new();
-        for (index, element) in observation.elements.iter().enumerate() {
-            if element.disabled || !is_text_field(element) {
-                continue;
-            }
-            let risk = risk::classify(
-                ActionShape::Click,
-                &RiskContext {
-                    accessible_name: &element.name,
-                    role: &element.role,
-                    input_type: &element.input_type,
-                    sends: Some(&element.sends),
-                    ..RiskContext::default()
-                },
-            );
-            // A read-only one takes its value from what a click opens (a date picker's
-            // calendar): clicking it is the way in, and the way for a value the goal gives
-            // that no field holds yet.
-            if element.readonly && progress.values.is_some_and(|v| v < 1.0) {
-                pickers.push((click_candidate(element, risk, None, false), 1.0));
-                continue;
-            }
-            let weight = if element.readonly { 1.0 } else { 0.3 };
-            scored.push((
-                click_candidate(element, risk, None, false),
-                weight * self.mixed_affinity(&goal, &task.goal, element) + positions[index],
-            ));
-        }
-
-        // A list that holds several choices at once (`<select multiple>`): every option the
-        // goal names, chosen in one action.
-        for (index, element) in observation.elements.iter().enumerate() {
-            if element.disabled || element.role != "listbox" || element.options.is_empty() {
-                continue;
-            }
-            let named = named_options(&element.options, &task.goal);
-            if named.is_empty() {
-                continue;
-            }
-            scored.push((
-                Candidate {
-                    action: Action::Select {
-                        target: target_of(element),
-                        option: named.join(MULTIPLE_OPTIONS),
-                    },
-                    prior: 0.0,
-                    risk: RiskClass::ReadOnly,
-                    key: action_key(&format!("select {} {}", element.name, named.join(" "))),
-                    target: None,
-                    refused: None,
-                },
-                1.0 + positions[index],
-            ));
-        }
-
-        // The choices the goal names that are not made yet, made in one action (two or
-        // more: one is a click). Clicked one at a time they commute, and the search would
-        // spend its budget on their orders.
-        let mut check = None;
-        let mut unmade: Vec<&Element> = observation
-            .elements
-            .iter()
-            .filter(|e| {
-                is_choice(e)
-                    && !e.disabled
-                    && !e.checked
-                    && names_phrase(&choices.goal_words, &e.name)
-            })
-            .collect();
-        // Or the toggles the goal quotes on all the items of someone it names ("Like" on all
-        // posts by @aliquam), not pressed yet: they commute as the choices do.
-        // Or, failing those, every shape the goal names ("all the shades of red": the tiles
-        // named by their colour), not selected yet.
-        // Or, where the goal gives their number ("on 2 posts by @gravida"), the first of them
-        // that make it up.
-        let count = item_count(&choices.goal_words);
-        if unmade.is_empty() && (count.is_some() || choices.goal_words.contains(" all ")) {
-            let theirs: Vec<&Element> = quoted_item_toggles(observation, &reading)
-                .filter(|(_, theirs)| *theirs)
-                .map(|(e, _)| e)
-                .collect();
-            let left = count.map_or(theirs.len(), |n| {
-                n.saturating_sub(theirs.iter().filter(|e| e.checked).count())
-            });
-            unmade = theirs
-                .into_iter()
-                .filter(|e| !e.checked && !e.disabled)
-                .take(left)
-                .collect();
-            if unmade.is_empty() && count.is_none() {
-                unmade = observation
-                    .elements
-                    .iter()
-                    .filter(|e| named_shape(e, &choices) && !e.checked && !e.disabled)
-                    .collect();
-            }
-        }
-        // Pressed in turn on one page: a link that navigates would leave it at the first.
-        unmade.retain(|e| stays_on_page(e));
-        if unmade.len() >= 2 && !choices.undoing {
-            let action = Action::Check {
-                targets: unmade.iter().map(|e| target_of(e)).collect(),
-            };
-            let risk = clicks_risk(&unmade);
-            // Pushed after the value hint is read from the best affinity: a state's value is
-            // not its compound action's.
-            check = Some((
-                Candidate {
-                    key: action_key(&action.label()),
-                    action,
-                    prior: 0.0,
-                    risk,
-                    target: None,
-                    refused: None,
-                },
-                1.5,
-            ));
-        }
-
-        // A field that already holds a value (a forward's quoted message the page put there,
-        // or a value typed before) is typed over after the empty ones: what the page put
-        // there may be what it checks.
-        let kept = |element: &Element| -> f64 {
-            let prefilled = observation.values.iter().any(|v| {
-                v.kind == PageValueKind::Field && v.label == element.name && !v.value.is_empty()
-            });
-            if prefilled { PREFILLED_FILL } else { 1.0 }
-        };
-        // Forms, whole: fields grouped by their form.
-        let mut forms: BTreeMap<String, Vec<&Element>> = BTreeMap::new();
-        let mut loose: Vec<(usize, &Element)> = Vec::new();
-        for (index, element) in observation.elements.iter().enumerate() {
-            let fillable = is_text_field(element) || element.role == "combobox";
-            if element.disabled || element.readonly || !fillable {
-                continue;
-            }
-            match &element.form {
-                Some(form) => {
-                    forms
-                        .entry(form.selector.clone())
-                        .or_default()
-                        .push(element);
-                    // An implicit form's fields are also typed one at a time.
-                    if form.implicit {
-                        loose.push((index, element));
-                    }
-                }
-                None => loose.push((index, element)),
-            }
-        }
-        for (selector, fields) in &forms {
-            let form = fields[0].form.as_ref();
-            // A button, or in an implicit form a clickable that reads like one ("Submit" on a
-            // <div> the page listens to).
-            let submit = observation.elements.iter().find(|e| {
-                (e.role == "button" || (e.role == "clickable" && form.is_some_and(|f| f.implicit)))
-                    && e.form.as_ref().is_some_and(|f| f.selector == *selector)
-                    && form
-                        .and_then(|f| f.submit_name.as_deref())
-                        .is_some_and(|n| n == e.name)
-            });
-            // Enter submits from a single-line field; in a <textarea> it types a line break.
-            let multiline: Vec<Target> = fields
-                .iter()
-                .filter(|f| f.tag == "textarea")
-                .map(|f| target_of(f))
-                .collect();
-            for (mut assignment, quality) in self.assignments(fields, &sources, &spare, &goal) {
-                if assignment.is_empty() {
-                    continue;
-                }
-                if submit.is_none() {
-                    // Enter is pressed in the field typed last: a single-line one, or none.
-                    let Some(last) = assignment
-                        .iter()
-                        .rposition(|f| f.select || !multiline.contains(&f.target))
-                    else {
-                        continue;
-                    };
-                    let field = assignment.remove(last);
-                    assignment.push(field);
-                }
-                let names: Vec<String> = assignment.iter().map(|f| f.target.name.clone()).collect();
-                // What the form sends: by its submit control, or by Enter in the last field.
-                let sends = match submit {
-                    Some(submit) => submit.sends.clone(),
-                    None => assignment
-                        .last()
-                        .map(|f| f.target.sends.clone())
-                        .unwrap_or_default(),
-                };
-                let context = RiskContext {
-                    accessible_name: submit.map_or("", |s| s.name.as_str()),
-                    role: "button",
-                    input_type: if fields.iter().any(|f| f.input_type == "password") {
-                        "password"
-                    } else {
-                        "text"
-                    },
-                    form_submit_name: form.and_then(|f| f.submit_name.as_deref()),
-                    form_posts: form.is_some_and(|f| f.posts),
-                    dialog_text: "",
-                    sends: Some(&sends),
-                };
-                let shape = if submit.is_some() {
-                    ActionShape::Click
-                } else {
-                    ActionShape::Fill { enter: true }
-                };
-                let mut risk = risk::classify(shape, &context);
-                if context.input_type == "password" {
-                    risk = risk.max(RiskClass::AuthenticatedRead);
-                }
-                let form_text = format!(
-                    "{} {} {}",
-                    form.map_or("", |f| f.name.as_str()),
-                    submit.map_or("", |s| s.name.as_str()),
-                    names.join(" ")
-                );
-                let affinity = fields
-                    .iter()
-                    .filter(|f| assignment.iter().any(|a| a.target == target_of(f)))
-                    .map(|f| kept(f))
-                    .fold(1.0, f64::min)
-                    * (0.5 * self.similarity(&goal, &form_text) + 0.5 * quality);
-                scored.push((
-                    Candidate {
-                        action: Action::FillForm {
-                            fields: assignment,
-                            submit: submit.map(target_of),
-                        },
-                        prior: 0.0,
-                        risk,
-                        key: action_key(&format!("fill {} {}", form_text, names.join(" "))),
-                        target: None,
-                        refused: None,
-                    },
-                    affinity,
-                ));
-            }
-        }
-        // Spare words go into fields of a form-like page only (two text fields or more): a
-        // lone search box is not to be filled with every word of the goal.
-        let loose_spare: &[String] = if observation
-            .elements
-            .iter()
-            .filter(|e| is_text_field(e))
-            .count()
-            >= 2
-        {
-            &spare
-        } else {
-            &[]
-        };
-        for (index, element) in loose {
-            for (assignment, quality) in self.assignments(&[element], &sources, loose_spare, &goal)
-            {
-                let Some(field) = assignment.into_iter().next() else {
-                    continue;
-                };
-                // A field that holds the value already, whole or in a suggestion chosen for
-                // it ("LIH" in "Kauai Island/Lihue, HI (LIH)"): typing it again undoes the
-                // choice at best.
-                if let FillValue::Literal(text) = &field.value
-                    && holds_already(observation, element, text)
-                {
-                    continue;
-                }
-                let variants: Vec<(Action, ActionShape, f64)> = if field.select {
-                    let option = match &field.value {
-                        FillValue::Literal(text) => text.clone(),
-                        FillValue::Input(name) => name.clone(),
-                    };
-                    vec![(
-                        Action::Select {
-                            target: field.target,
-                            option,
-                        },
-                        ActionShape::Select,
-                        1.0,
-                    )]
-                } else {
-                    // A field outside a form: typed (its value is part of the state, so the
-                    // next step can be a click on the page's own button), or typed and
-                    // submitted with Enter, as a search box wants (not a <textarea>, where
-                    // Enter is a line break).
-                    [false, true]
-                        .into_iter()
-                        .filter(|enter| !enter || element.tag != "textarea")
-                        .map(|enter| {
-                            (
-                                Action::Fill {
-                                    target: field.target.clone(),
-                                    value: field.value.clone(),
-                                    enter,
-                                },
-                                ActionShape::Fill { enter },
-                                if enter { 0.6 } else { 1.0 },
-                            )
-                        })
-                        .collect()
-                };
-                for (action, shape, weight) in variants {
-                    let risk = risk::classify(
-                        shape,
-                        &RiskContext {
-                            accessible_name: &element.name,
-                            role: &element.role,
-                            input_type: &element.input_type,
-                            sends: Some(&element.sends),
-                            ..RiskContext::default()
-                        },
-                    );
-                    let affinity = weight
-                        * kept(element)
-                        * (0.5 * self.mixed_affinity(&goal, &task.goal, element)
-                            + 0.5 * quality
-                            + positions[index]);
-                    scored.push((
-                        Candidate {
-                            key: action_key(&format!("fill {} {}", element.name, action.label())),
-                            action,
-                            prior: 0.0,
-                            risk,
-                            target: None,
-                            refused: None,
-                        },
-                        affinity,
-                    ));
-                }
-            }
-        }
-
-        // The same control ("+") in each item the goal names, pressed once in each, in one
-        // action: one at a time the presses commute, and the search spends its budget on their
-        // orders and on undoing them. Where the goal counts ("Order 2 items that are vegan"),
-        // only as many items as it counts.
-        let mut item_checks = Vec::new();
-        let mut by_name: Vec<(&str, &str, Vec<&Element>)> = Vec::new();
-        for (element, share) in observation.elements.iter().zip(&item_shares) {
-            if *share < 1.0 {
-                continue;
-            }
-            match by_name
-                .iter_mut()
-                .find(|(role, name, _)| *role == element.role && *name == element.name)
-            {
-                Some((_, _, members)) => members.push(element),
-                None => by_name.push((&element.role, &element.name, vec![element])),
-            }
-        }
-        for (_, _, mut members) in by_name {
-            members.retain(|e| stays_on_page(e));
-            if let Some(n) = goal_count {
-                members.truncate(n as usize);
-            }
-            if members.len() < 2 || goal_count.is_some_and(|n| members.len() < n as usize) {
-                continue;
-            }
-            let risk = clicks_risk(&members);
-            let key = action_key(&format!(
-                "press {} in {}",
-                members[0].name,
-                members
-                    .iter()
-                    .map(|e| e.record.as_str())
-                    .collect::<Vec<_>>()
-                    .join(" | ")
-            ));
-            item_checks.push((
-                Candidate {
-                    action: Action::Check {
-                        targets: members.iter().map(|e| target_of(e)).collect(),
-                    },
-                    prior: 0.0,
-                    risk,
-                    key,
-                    target: None,
-                    refused: None,
-                },
-                1.5,
-            ));
-        }
-
-        let best_action = scored
-            .iter()
-            .enumerate()
-            .map(|(i, (_, a))| a - lifts.get(i).copied().unwrap_or(0.0))
-            .fold(0.0, f64::max);
-        scored.extend(check);
-        scored.extend(item_checks);
-        scored.extend(hovers);
-        // After the value hint's best action too: an empty date field says nothing of the
-        // page's promise.
-        scored.extend(pickers);
-        // After the value hint's best action, like `check`: a scroll says nothing of the page.
-        scored.extend(scroll_candidates(observation, &task.goal));
-        // The same for a slider's move.
-        scored.extend(slide_candidates(observation, &task.goal));
-        scored.extend(calendar.as_ref().and_then(|c| c.walk(observation)));
-        let headings: Vec<&str> = observation
-            .snapshot
-            .iter()
-            .filter(|l| l.starts_with("heading "))
-            .map(String::as_str)
-            .take(5)
-            .collect();
-        let page_text = format!("{} {}", observation.title, headings.join(" "));
-        let about = self
-            .similarity(&goal, &page_text)
-            .max(self.semantic(&task.goal, &page_summary(observation, &task.goal)));
-        // A promising action makes a promising page, up to 0.8: the rest is left to what the
-        // page shows of the goal done (choices made, values held, a calendar's month), so that
-        // those tell apart pages whose next steps all look good.
-        let mut value_hint = about.max(0.8 * best_action.min(1.0));
-        // The choices the goal names are half of a page's value: on a page of checkboxes
-        // every state looks alike to the rest of the hint, and a search without this
-        // gradient spends its budget on every subset of the boxes.
-        if let Some(choices) = progress.choices {
-            value_hint = 0.5 * value_hint + 0.5 * choices;
-        }
-        // The same for numbers marked odd or even.
-        if let Some(parity) = progress.parity {
-            value_hint = 0.5 * value_hint + 0.5 * parity;
-        }
-        // The goal's subjects on show (an email by the sender the goal names, open) are half
-        // of it: every page of an inbox otherwise looks as promising as the next.
-        if let Some(names) = progress.names {
-            value_hint = 0.5 * value_hint + 0.5 * names;
-        }
-        // Values typed raise a state's value; their absence lowers nothing (the goal's quoted
-        // product name is not for the checkout form's fields).
-        if let Some(values) = progress.values {
-            value_hint = value_hint.max(0.5 * value_hint + 0.5 * values);
-        }
-        // A date the goal names: how near the page is to it decides most of the value (the
-        // rest of the hint sees every step of a calendar alike).
-        if let Some(dates) = date_progress(observation, &reading) {
-            value_hint = 0.4 * value_hint + 0.6 * dates;
-        }
-        // A labelled field holding another value is a wrong turn, however promising the
-        // suggestions it brings up (the destination's, typed into "From:").
-        value_hint *= MISPLACED_VALUE_FACTOR.powi(progress.misplaced.min(4) as i32);
-
-        let total: f64 = scored.iter().map(|(_, a)| a + 0.05).sum();
-        let candidates = scored
-            .into_iter()
-            .map(|(mut candidate, affinity)| {
-                candidate.prior = (affinity + 0.05) / total.max(f64::MIN_POSITIVE);
-                // One key per action, computable from the action alone (a branch prefix's
-                // steps, another node's trace): the key of its label.
-                candidate.key = action_key(&candidate.action.label());
-                candidate
-            })
-            .collect();
-        Proposals {
-            candidates,
-            value_hint: value_hint.clamp(0.0, 1.0),
-        }
-    }
-}
-
-impl<E: Embedder> DefaultPolicy<E> {
-    /// The values a fill may type: the task's inputs (by name), the goal's quoted strings
-    /// (described by the words before them, in the letter case the goal asks for), the values
-    /// it names unquoted, and values the page shows that the goal points at: a table row or
-    /// term whose label is like the goal or like a field's name, what other fields hold, and
-    /// the word at a position the goal names ("the 4th word", "the last word").
-    fn sources(
-        &self,
-        observation: &Observation,
-        task: &TaskContext,
-        reading: &GoalReading,
-        goal: &SparseVector,
-    ) -> Vec<ValueSource> {
-        let mut sources: Vec<ValueSource> = task
-            .inputs
-            .iter()
-            .map(|(name, value)| ValueSource {
-                value: FillValue::Input(name.clone()),
-                description: name.replace(['_', '-'], " "),
-                literal: value.clone(),
-                unseen_name: false,
-                label: None,
-                in_goal: false,
-            })
-            .collect();
-        let mut literal = |text: String, description: String| {
-            if !text.is_empty() && !sources.iter().any(|s| s.literal == text) {
-                sources.push(ValueSource {
-                    value: FillValue::Literal(text.clone()),
-                    description,
-                    literal: text,
-                    unseen_name: false,
-                    label: None,
-                    in_goal: false,
-                });
-            }
-        };
-        for quoted in &reading.quoted {
-            if quotes_a_button(quoted, observation) {
-                continue;
-            }
-            literal(
-                reading.cased(&quoted.text),
-                format!("{} {}", quoted.context, quoted.text),
-            );
-        }
-        for labelled in &reading.labelled {
-            literal(
-                reading.cased(&labelled.text),
-                format!("{} {}", labelled.context, labelled.text),
-            );
-        }
-        for token in &reading.tokens {
-            // With the words before it ("from year 2016"), which say which field it is for.
-            literal(token.clone(), words_before(&task.goal, token));
-        }
-        // A small range the goal names ("a number between 0-9"): each of its numbers is a
-        // value to try, and the page's answer (or the success check) tells which one.
-        for &(low, high) in &reading.ranges {
-            if high - low <= MAX_RANGE_VALUES {
-                for n in low..=high {
-                    literal(n.to_string(), format!("number {n}"));
-                }
-            }
-        }
-        for name in &reading.names {
-            // "press Submit" names a control, not a value.
-            if observation
-                .elements
-                .iter()
-                .any(|e| e.name.eq_ignore_ascii_case(&name.text))
-            {
-                continue;
-            }
-            literal(name.text.clone(), format!("{} {}", name.context, name.text));
-        }
-        // Arithmetic the page poses ("3 + 5 =", "x - 4 = 9"): its answer is a value to type.
-        for solved in crate::arithmetic::solve_all(&observation.text_excerpt) {
-            literal(
-                solved.answer.to_string(),
-                format!("answer result number {}", solved.problem),
-            );
-        }
-        // A number of things the goal asks for ("the total number of blocks"): the page's
-        // shown elements of that kind, counted.
-        if let Some(kind) = counted_kind(&task.goal) {
-            for value in &observation.values {
-                if value.kind == PageValueKind::Count
-                    && crate::item_controls::stem(&value.label) == kind
-                {
-                    literal(
-                        value.value.clone(),
-                        format!("answer total number count {}", value.label),
-                    );
-                }
-            }
-        }
-        let field_names: Vec<SparseVector> = observation
-            .elements
-            .iter()
-            .filter(|e| is_text_field(e) && !e.name.is_empty())
-            .map(|e| self.embedder.embed(&e.name))
-            .collect();
-        let goal_words: Vec<String> = crate::embed::words(&task.goal).collect();
-        for value in observation.values.iter().take(40) {
-            match value.kind {
-                PageValueKind::Pair => {
-                    let label = self.embedder.embed(&value.label);
-                    let label_words: Vec<String> = crate::embed::words(&value.label).collect();
-                    let named = (!label_words.is_empty()
-                        && label_words.iter().all(|w| goal_words.contains(w)))
-                        || self.similarity(goal, &value.label) >= 0.35
-                        || field_names
-                            .iter()
-                            .any(|f| f64::from(f.cosine(&label)) >= 0.6);
-                    if named {
-                        literal(value.value.clone(), value.label.clone());
-                    }
-                }
-                PageValueKind::Field => {
-                    literal(value.value.clone(), format!("text {}", value.label))
-                }
-                // A goal that points at shown text ("type the text below"): a short block of
-                // it that is neither the goal nor a button's name (a field may be named by the
-                // text before it: the very text).
-                PageValueKind::Paragraph
-                    if reading.shown_text
-                        && value.value.chars().count() <= SHOWN_TEXT_MAX_CHARS
-                        && !task.goal.contains(value.value.as_str())
-                        && !observation.elements.iter().any(|e| {
-                            !is_text_field(e) && e.name.eq_ignore_ascii_case(&value.value)
-                        }) =>
-                {
-                    literal(reading.cased(&value.value), "text shown".into())
-                }
-                PageValueKind::Paragraph | PageValueKind::Count => {}
-            }
-        }
-        for position in reading.positions.iter().filter(|p| p.kind[0] == "word") {
-            for value in observation.values.iter().take(40) {
-                if matches!(value.kind, PageValueKind::Pair | PageValueKind::Count) {
-                    continue;
-                }
-                let words = words_of(&value.value);
-                if let Some(i) = position.ordinal.index(words.len()) {
-                    literal(words[i].to_owned(), "word".into());
-                }
-            }
-        }
-        // The page's text without the goal, where the page prints it (a task page shows its
-        // instruction, which names every name).
-        let content = observation.text_excerpt.replacen(&task.goal, " ", 1);
-        for source in sources.iter_mut() {
-            source.label = reading
-                .labelled
-                .iter()
-                .find(|l| reading.cased(&l.text) == source.literal)
-                .map(|l| l.context.clone());
-            source.in_goal = !matches!(source.value, FillValue::Input(_))
-                && task.goal.contains(source.literal.as_str());
-            // A recipient is typed even where the page shows the name (her own email).
-            source.unseen_name = reading.names.iter().any(|n| {
-                n.text == source.literal
-                    && (reading.recipient(&n.text) || !shows_word(observation, &content, &n.text))
-            });
-        }
-        sources
-    }
-
-    /// Ways to fill a group of fields: the best assignment and, for forms with one text field,
-    /// one per value source. Each comes with its match quality in [0, 1]. In a form with
-    /// several fields, a field no value fits gets the goal's spare words instead, one
-    /// assignment per word ("paranoid movies" for a "Genre").
-    fn assignments(
-        &self,
-        fields: &[&Element],
-        sources: &[ValueSource],
-        spare: &[String],
-        goal: &SparseVector,
-    ) -> Vec<(Vec<FieldValue>, f64)> {
-        let describe = |f: &Element| {
-            format!(
-                "{} {} {}",
-                f.name,
-                f.nearby_text,
-                f.input_type.replace("text", "")
-            )
-        };
-        let text_fields: Vec<&&Element> = fields.iter().filter(|f| is_text_field(f)).collect();
-        // A credential goes only into a field made for it (`credential.rs`): never into a
-        // search box, a record's field, or any field of a form that sends by GET.
-        let form_has_password = fields
-            .iter()
-            .any(|f| f.input_type.eq_ignore_ascii_case("password"));
-        let forbidden = |field: &Element, source: &ValueSource| match &source.value {
-            FillValue::Input(name) => {
-                Credential::of(name).is_some_and(|kind| !kind.fits(field, form_has_password))
-            }
-            FillValue::Literal(_) => false,
-        };
-        let selects: Vec<FieldValue> = fields
-            .iter()
-            .filter(|f| f.role == "combobox" && !f.options.is_empty())
-            .filter_map(|f| {
-                // The option most like one of the task's values, else most like the goal.
-                let best = f
-                    .options
-                    .iter()
-                    .filter(|o| !o.value.is_empty())
-                    .map(|o| {
-                        let by_value = sources.iter().any(|s| {
-                            s.literal.eq_ignore_ascii_case(&o.label) || s.literal == o.value
-                        });
-                        let score = if by_value {
-                            2.0
-                        } else {
-                            self.similarity(goal, &o.label)
-                        };
-                        (o, score)
-                    })
-                    .fold(
-                        None::<(&forager_protocol::observation::SelectOption, f64)>,
-                        |best, (o, s)| match best {
-                            Some((_, b)) if b >= s => best,
-                            _ => Some((o, s)),
-                        },
-                    )?;
-                Some(FieldValue {
-                    target: target_of(f),
-                    value: FillValue::Literal(best.0.value.clone()),
-                    select: true,
-                })
-            })
-            .collect();
-        if text_fields.is_empty() {
-            return if selects.is_empty() {
-                Vec::new()
-            } else {
-                vec![(selects, 0.3)]
-            };
-        }
-        if sources.is_empty() && spare.is_empty() {
-            return Vec::new();
-        }
-        let score = |field: &Element, source: &ValueSource| -> f64 {
-            if forbidden(field, source) {
-                return f64::NEG_INFINITY;
-            }
-            let mut s =
-                self.similarity(&self.embedder.embed(&source.description), &describe(field));
-            let kind = field.input_type.as_str();
-            let lower = source.description.to_lowercase();
-            if kind == "password" && lower.contains("pass") {
-                s += 1.0;
-            }
-            if kind == "email" && (lower.contains("mail") || source.literal.contains('@')) {
-                s += 1.0;
-            }
-            if kind == "password" && !lower.contains("pass") {
-                s -= 0.5;
-            }
-            // A value the goal labels goes where the page shows its label ("From:"), not
-            // where it shows another value's.
-            if let Some(label) = &source.label {
-                let field_label = label_key(&field.name);
-                if field_label == *label {
-                    s += LABEL_FIT;
-                } else if sources
-                    .iter()
-                    .any(|other| other.label.as_deref() == Some(field_label.as_str()))
-                {
-                    s -= LABEL_FIT;
-                }
-            }
-            // A name to type fits any single-line field at least a little (a "to" the goal
-            // does not say: "send Marlena the email").
-            if source.unseen_name && field.tag != "textarea" && kind != "password" {
-                s = s.max(UNSEEN_NAME_FIT);
-            }
-            // Credentials go where credentials are asked for: a password never into a field
-            // that shows it, a user name not into a record's "Name" (a group named "editors").
-            let field_text = describe(field).to_lowercase();
-            if lower.contains("pass") && kind != "password" {
-                s -= 2.0;
-            }
-            let credential_field = ["user", "login", "mail", "account", "identifier"]
-                .iter()
-                .any(|w| field_text.contains(w));
-            if (lower.contains("user") || lower.contains("login")) && !credential_field {
-                s -= 0.5;
-            }
-            s
-        };
-        let mut out = Vec::new();
-        if text_fields.len() == 1 {
-            // One field (a search box, say): one candidate per value.
-            let field = text_fields[0];
-            for source in sources.iter().filter(|s| !forbidden(field, s)) {
-                let mut assignment = vec![FieldValue {
-                    target: target_of(field),
-                    value: source.value.clone(),
-                    select: false,
-                }];
-                assignment.extend(selects.iter().cloned());
-                let quality = score(field, source).clamp(0.0, 1.0);
-                out.push((assignment, quality));
-            }
-            // A named field no value fits ("Genre" beside "year 2016" and "by Witt"): the
-            // goal's spare words.
-            if !field.name.trim().is_empty()
-                && !sources.iter().any(|source| score(field, source) >= FITS)
-            {
-                for word in spare.iter().take(MAX_SPARE_WORDS) {
-                    let mut assignment = vec![FieldValue {
-                        target: target_of(field),
-                        value: FillValue::Literal(word.clone()),
-                        select: false,
-                    }];
-                    assignment.extend(selects.iter().cloned());
-                    out.push((assignment, 0.0));
-                }
-            }
-            return out;
-        }
-        // Several fields. First the pairs that fit, best first, each field and value once; then
-        // a field nothing fits takes one of the goal's spare words (an assignment per word).
-        let mut pairs: Vec<(usize, usize, f64)> = Vec::new();
-        for (f, field) in text_fields.iter().enumerate() {
-            for (v, source) in sources.iter().enumerate() {
-                pairs.push((f, v, score(field, source)));
-            }
-        }
-        pairs.sort_by(|a, b| b.2.total_cmp(&a.2));
-        let mut fitted: Vec<Option<(usize, f64)>> = vec![None; text_fields.len()];
-        let mut taken = vec![false; sources.len()];
-        for &(f, v, s) in &pairs {
-            if s >= FITS && fitted[f].is_none() && !taken[v] {
-                fitted[f] = Some((v, s));
-                taken[v] = true;
-            }
-        }
-        let unfitted: Vec<usize> = (0..text_fields.len())
-            .filter(|&f| fitted[f].is_none())
-            .collect();
-        let spare_all: Vec<&String> = spare
-            .iter()
-            .filter(|w| !sources.iter().any(|s| s.literal.eq_ignore_ascii_case(w)))
-            .collect();
-        let spare: Vec<&String> = spare_all.iter().take(MAX_SPARE_WORDS).copied().collect();
-        // The goal's own values no field fitted ("2012" beside "Released Date", "Movie Genre"):
-        // each is tried in each field nothing fits.
-        let leftovers: Vec<usize> = (0..sources.len())
-            .filter(|&v| !taken[v] && sources[v].in_goal)
-            .take(MAX_LEFTOVER_VALUES)
-            .collect();
-        // Only fields that say what they want ("Genre") take a spare word or a leftover value:
-        // an unnamed field (a copy's target beside its sources) keeps getting the page's values.
-        if !unfitted.is_empty()
-            && unfitted.len() < text_fields.len()
-            && unfitted
-                .iter()
-                .all(|&f| !text_fields[f].name.trim().is_empty())
-            && (!spare.is_empty() || !leftovers.is_empty())
-        {
-            // What the unfitted fields take, in `unfitted`'s order, and what the plan gains.
-            let mut plans: Vec<(Vec<Option<FillValue>>, f64)> = Vec::new();
-            let spare_at = |first: usize, k: usize| {
-                (k < spare.len())
-                    .then(|| FillValue::Literal(spare[(first + k) % spare.len()].clone()))
-            };
-            for &v in &leftovers {
-                for (at, &f) in unfitted.iter().enumerate() {
-                    let fit = if asks_for_number(&text_fields[f].name)
-                        && is_number_like(&sources[v].literal)
-                    {
-                        NUMBER_FIELD_FIT
-                    } else {
-                        0.0
-                    };
-                    for first in 0..spare.len().max(1) {
-                        // The other unfitted fields take spare words, in turn.
-                        let plan = (0..unfitted.len())
-                            .map(|k| {
-                                if k == at {
-                                    Some(sources[v].value.clone())
-                                } else {
-                                    spare_at(first, k - usize::from(k > at))
-                                }
-                            })
-                            .collect();
-                        plans.push((plan, fit));
-                    }
-                }
-            }
-            plans.sort_by(|a, b| b.1.total_cmp(&a.1));
-            plans.truncate(MAX_LEFTOVER_PLANS);
-            for first in 0..spare.len() {
-                plans.push((
-                    (0..unfitted.len()).map(|k| spare_at(first, k)).collect(),
-                    0.0,
-                ));
-            }
-            for (plan, gain) in plans {
-                let mut assignment = Vec::new();
-                let mut quality = gain;
-                for (f, field) in text_fields.iter().enumerate() {
-                    let value = match (fitted[f], unfitted.iter().position(|&u| u == f)) {
-                        (Some((v, s)), _) => {
-                            quality += s.clamp(0.0, 1.0);
-                            sources[v].value.clone()
-                        }
-                        (None, Some(k)) => match &plan[k] {
-                            Some(value) => value.clone(),
-                            None => continue,
-                        },
-                        _ => continue,
-                    };
-                    assignment.push(FieldValue {
-                        target: target_of(field),
-                        value,
-                        select: false,
-                    });
-                }
-                assignment.extend(selects.iter().cloned());
-                out.push((assignment, quality / text_fields.len() as f64));
-            }
-            return out;
-        }
-        // Nothing fits any field, and the form has a search box (a data browser's table: its
-        // search box beside its filter rows): the values the goal names, then its
-        // spare words (its last first: the goal's object is there more often than not), go
-        // into it, one assignment each, as into a lone search box.
-        if fitted.iter().all(Option::is_none)
-            && let Some(search) = text_fields.iter().find(|f| is_search_box(f))
-        {
-            let values = sources
-                .iter()
-                .filter(|source| matches!(source.value, FillValue::Literal(_)))
-                .map(|source| source.value.clone())
-                .chain(
-                    spare_all
-                        .iter()
-                        .rev()
-                        .map(|word| FillValue::Literal((*word).clone())),
-                )
-                .take(MAX_SPARE_WORDS);
-            for value in values {
-                let mut assignment = vec![FieldValue {
-                    target: target_of(search),
-                    value,
-                    select: false,
-                }];
-                assignment.extend(selects.iter().cloned());
-                out.push((assignment, 0.0));
-            }
-            if !out.is_empty() {
-                return out;
-            }
-        }
-        // Otherwise greedy in the form's order, each source used once where possible.
-        let mut used = vec![false; sources.len()];
-        let mut assignment = Vec::new();
-        let mut quality = 0.0;
-        for field in &text_fields {
-            let pick = (0..sources.len())
-                .filter(|&i| !used[i] || sources.len() < text_fields.len())
-                .map(|i| (i, score(field, &sources[i])))
-                .fold(None::<(usize, f64)>, |best, (i, s)| match best {
-                    Some((_, b)) if b >= s => best,
-                    _ => Some((i, s)),
-                });
-            // A field no value fits (below zero: a credential where none is asked) stays empty.
-            if let Some((i, s)) = pick.filter(|&(_, s)| s >= 0.0) {
-                used[i] = true;
-                quality += s.clamp(0.0, 1.0);
-                assignment.push(FieldValue {
-                    target: target_of(field),
-                    value: sources[i].value.clone(),
-                    select: false,
-                });
-            }
-        }
-        assignment.extend(selects);
-        out.push((assignment, quality / text_fields.len() as f64));
-        out
+        self.proposals(observation, task)
     }
 }
 
@@ -2477,6 +1401,7 @@ fn click_candidate(
         key: click_key(element, twins),
         target,
         refused: None,
+        why: Default::default(),
     }
 }
 
@@ -2525,52 +1450,9 @@ fn hover_candidate(element: &Element) -> Candidate<Action> {
         key: action_key(&format!("hover {} {}", element.role, element.name)),
         target: None,
         refused: None,
+        why: Default::default(),
     }
 }
-
-/// For a goal that passes an item on ([`GoalReading::passes_on`]): `Some(true)` for a control
-/// that forwards, `Some(false)` for one that replies, `None` for the others.
-fn passing_control(name: &str) -> Option<bool> {
-    match name.trim().to_lowercase().as_str() {
-        "forward" | "fwd" => Some(true),
-        "reply" | "reply all" => Some(false),
-        _ => None,
-    }
-}
-
-/// The affinity at least of an element that carries a name or a quoted text of the goal.
-const NAMED_AFFINITY: f64 = 0.8;
-
-/// The affinity at least of a control of an item the goal names by the item's words (the
-/// "+" of a dish it orders: [`crate::item_controls`]), and of pressing it as often as the goal
-/// counts. Low: above the page's other controls, below a control that carries a goal word
-/// ("Order!"), which sends what the items hold once they hold it. Pressing each named item's
-/// control at once ranks first (as `check` does).
-const ITEM_AFFINITY: f64 = 0.2;
-
-/// Whether the element's name or text holds one of the goal's quoted texts or capitalised
-/// names as whole words (case-insensitive).
-fn names_goal_word(element: &Element, reading: &GoalReading) -> bool {
-    if reading.quoted.is_empty() && reading.names.is_empty() && reading.labelled.is_empty() {
-        return false;
-    }
-    let (name, text) = (padded_words(&element.name), padded_words(&element.text));
-    // A recipient is typed, not picked: her own email in the inbox is not the one to open.
-    reading
-        .quoted
-        .iter()
-        .chain(&reading.labelled)
-        .chain(reading.names.iter().filter(|n| !reading.recipient(&n.text)))
-        .any(|q| mentions(&element.name, &name, &q.text) || mentions(&element.text, &text, &q.text))
-}
-
-/// What an element gains when the item it sits in (a post, a row) carries a name of the goal
-/// that the element itself does not: the "Like" of @aliquam's post over the other posts' ones.
-const RECORD_NAMED_LIFT: f64 = 0.15;
-
-/// What a page's value is multiplied by for each field labelled for one of the goal's values
-/// that holds another.
-const MISPLACED_VALUE_FACTOR: f64 = 0.8;
 
 /// What a value the goal labels ("from: LIH") gains in a field with that label.
 const LABEL_FIT: f64 = 1.0;
@@ -2663,17 +1545,6 @@ fn words_before(goal: &str, token: &str) -> String {
     }
 }
 
-/// What an "Odd" or "Even" control gains when it fits the number of its item.
-const PARITY_LIFT: f64 = 0.3;
-
-/// What a control of the item the goal wants at an extreme gains ("the cheapest flight":
-/// the "Book" of the lowest price).
-const EXTREME_LIFT: f64 = 0.3;
-
-/// What a form's submit button gains when its page's fields hold every value the goal gives
-/// (a suggestion picked, a value typed alone): the step left, ahead of typing again.
-const READY_SUBMIT_LIFT: f64 = 0.3;
-
 /// Whether the element's item ([`Element::record`]) holds one of the goal's quoted texts or
 /// names that the element's own name and text do not, and the element's name is a word of the
 /// goal (`goal_words`, as [`padded_words`]): the "Like" of @aliquam's post for "like
@@ -2754,7 +1625,7 @@ mod tests {
         element
     }
 
-    fn page(elements: Vec<Element>) -> Observation {
+    pub(super) fn page(elements: Vec<Element>) -> Observation {
         Observation {
             url: "http://127.0.0.1:1/".into(),
             title: "Shop".into(),
@@ -2800,9 +1671,15 @@ mod tests {
         let goal = "Find the email by Wilhelmina and forward that email to Malva.";
         let reading = GoalReading::of(goal);
         let rows = ["Wilhelmina Leo placerat", "Marlena Dolor suspendis"];
-        assert!(names_goal_word(&element("clickable", rows[0]), &reading));
-        assert!(!names_goal_word(&element("clickable", rows[1]), &reading));
-        assert!(!names_goal_word(
+        assert!(signals::names_goal(
+            &element("clickable", rows[0]),
+            &reading
+        ));
+        assert!(!signals::names_goal(
+            &element("clickable", rows[1]),
+            &reading
+        ));
+        assert!(!signals::names_goal(
             &element("button", "Wilhelminas"),
             &reading
         ));
@@ -2842,7 +1719,10 @@ mod tests {
             "Lucie Ligula. Ligula in aliqu..",
             "Katee Elementum et. Purus..",
         ];
-        assert!(names_goal_word(&element("clickable", rows[0]), &reading));
+        assert!(signals::names_goal(
+            &element("clickable", rows[0]),
+            &reading
+        ));
         let open = |sender: &str| open_email(goal, sender);
         let policy = DefaultPolicy::default();
         let value = |o: &Observation| policy.propose(o, &task(goal, &[])).value_hint;

@@ -54,6 +54,14 @@ pub trait EnvFactory: Send + Sync + 'static {
     /// What the environment saw at the step from `before` to `after`: URL, title, validator
     /// verdict, healed locator.
     fn step_info(env: &Self::Env, before: Fingerprint, after: Fingerprint) -> PageInfo;
+    /// Why the environment's policy chose `action` where it led to `after`, when it says.
+    fn why(
+        _env: &Self::Env,
+        _action: &Action,
+        _after: Fingerprint,
+    ) -> Option<forager_protocol::result::StepWhy> {
+        None
+    }
     /// What the environment's network did (origins reached, requests blocked).
     fn network(env: &Self::Env) -> NetworkSummary;
     /// What the environment counted since it was created: restores served from a kept page
@@ -434,29 +442,7 @@ pub async fn run_worker<F: EnvFactory>(
     let mut service = JoinSet::new();
     let mut syncs = JoinSet::new();
     let mut requests = JoinSet::new();
-    let (rollouts, mut rollout_queue) = mpsc::channel::<Announcement>(256);
-    if config.gossip {
-        let publisher = publisher.clone();
-        service.spawn(async move {
-            while let Some(announcement) = rollout_queue.recv().await {
-                publisher.publish(announcement).await;
-            }
-        });
-    }
-    let (inserts, mut insert_queue) = mpsc::channel::<Box<crate::net::Accepted>>(1024);
-    let inserting = replica.clone();
-    service.spawn(async move {
-        while let Some(accepted) = insert_queue.recv().await {
-            let replica = inserting.clone();
-            // HNSW insertion is CPU work: keep it off the async threads.
-            let _ = tokio::task::spawn_blocking(move || {
-                if let Err(error) = replica.insert(accepted.signed, accepted.vector) {
-                    tracing::warn!(%error, "cannot store an announcement");
-                }
-            })
-            .await;
-        }
-    });
+    let (rollouts, inserts) = spawn_services(&mut service, &publisher, &replica, config.gossip);
     let mut synced_from: Vec<libp2p::PeerId> = Vec::new();
     loop {
         let event = tokio::select! {
@@ -489,48 +475,10 @@ pub async fn run_worker<F: EnvFactory>(
                 responder,
             } => {
                 let network = network.clone();
-                let work = match *message {
-                    Message::Sync(request) => {
-                        let answer = if request.embedder == *replica.embedder() {
-                            Message::SyncPage(replica.page(&request))
-                        } else {
-                            Refusal::new(
-                                RefusalReason::OtherEmbedder,
-                                format!(
-                                    "this node's memory is embedded with {}, the request's \
-                                     with {}",
-                                    replica.embedder(),
-                                    request.embedder
-                                ),
-                            )
-                            .into()
-                        };
-                        let _ = network.respond(responder, answer).await;
-                        continue;
-                    }
-                    Message::Release(task) => {
-                        // Any cluster member may say so; a false word only costs this node a
-                        // restore by replay when the task's branches come back.
-                        let dropped = match branches.lock() {
-                            Ok(mut map) => map.release(task),
-                            Err(poisoned) => poisoned.into_inner().release(task),
-                        };
-                        tracing::debug!(%peer, %task, branches = dropped.len(), "task released");
-                        // Their environments (browser contexts and pages) close as they drop.
-                        drop(dropped);
-                        let _ = network.respond(responder, Message::Accepted(task)).await;
-                        continue;
-                    }
-                    Message::Expand(request) => Work::Expand(request),
-                    Message::Assign(assignment) => Work::Assign(assignment),
-                    Message::Replay(request) => Work::Replay(request),
-                    other => {
-                        tracing::debug!(%peer, ?other, "request not for a node");
-                        let refusal = Refusal::new(
-                            RefusalReason::NotServed,
-                            "nodes do not answer this request",
-                        );
-                        let _ = network.respond(responder, refusal.into()).await;
+                let work = match work_of(*message, &replica, &branches, peer) {
+                    Ok(work) => work,
+                    Err(answer) => {
+                        let _ = network.respond(responder, *answer).await;
                         continue;
                     }
                 };
@@ -568,6 +516,93 @@ pub async fn run_worker<F: EnvFactory>(
     while let Some(done) = service.join_next().await {
         report_panic("service", done);
     }
+}
+
+/// The work a request asks of a worker, or the answer to give at once (a sync page, a
+/// release, a refusal of what nodes do not serve).
+fn work_of<E: Environment<Action = Action>>(
+    message: Message,
+    replica: &Replica,
+    branches: &std::sync::Mutex<Branches<E>>,
+    peer: libp2p::PeerId,
+) -> Result<Work, Box<Message>> {
+    match message {
+        Message::Sync(request) => {
+            let answer = if request.embedder == *replica.embedder() {
+                Message::SyncPage(replica.page(&request))
+            } else {
+                Refusal::new(
+                    RefusalReason::OtherEmbedder,
+                    format!(
+                        "this node's memory is embedded with {}, the request's \
+                             with {}",
+                        replica.embedder(),
+                        request.embedder
+                    ),
+                )
+                .into()
+            };
+            Err(Box::new(answer))
+        }
+        Message::Release(task) => {
+            // Any cluster member may say so; a false word only costs this node a
+            // restore by replay when the task's branches come back.
+            let dropped = match branches.lock() {
+                Ok(mut map) => map.release(task),
+                Err(poisoned) => poisoned.into_inner().release(task),
+            };
+            tracing::debug!(%peer, %task, branches = dropped.len(), "task released");
+            // Their environments (browser contexts and pages) close as they drop.
+            drop(dropped);
+            Err(Box::new(Message::Accepted(task)))
+        }
+        Message::Expand(request) => Ok(Work::Expand(request)),
+        Message::Assign(assignment) => Ok(Work::Assign(assignment)),
+        Message::Replay(request) => Ok(Work::Replay(request)),
+        other => {
+            tracing::debug!(%peer, ?other, "request not for a node");
+            let refusal =
+                Refusal::new(RefusalReason::NotServed, "nodes do not answer this request");
+            Err(Box::new(refusal.into()))
+        }
+    }
+}
+
+/// Starts the rollout publisher (when gossiping) and the replica's inserter; returns their
+/// queues.
+fn spawn_services(
+    service: &mut JoinSet<()>,
+    publisher: &Arc<Publisher>,
+    replica: &Arc<Replica>,
+    gossip: bool,
+) -> (
+    mpsc::Sender<Announcement>,
+    mpsc::Sender<Box<crate::net::Accepted>>,
+) {
+    let (rollouts, mut rollout_queue) = mpsc::channel::<Announcement>(256);
+    if gossip {
+        let publisher = publisher.clone();
+        service.spawn(async move {
+            while let Some(announcement) = rollout_queue.recv().await {
+                publisher.publish(announcement).await;
+            }
+        });
+    }
+    let (inserts, mut insert_queue) = mpsc::channel::<Box<crate::net::Accepted>>(1024);
+    let inserting = replica.clone();
+    service.spawn(async move {
+        while let Some(accepted) = insert_queue.recv().await {
+            let replica = inserting.clone();
+            // HNSW insertion is CPU work: keep it off the async threads.
+            let _ = tokio::task::spawn_blocking(move || {
+                if let Err(error) = replica.insert(accepted.signed, accepted.vector) {
+                    tracing::warn!(%error, "cannot store an announcement");
+                }
+            })
+            .await;
+        }
+    });
+    (rollouts, inserts)
 }
 
 /// A request that takes a worker.
@@ -1047,8 +1082,12 @@ fn seen_along<F: EnvFactory>(
 ) -> Vec<StepSeen> {
     let mut before = Fingerprint([0; 16]);
     let mut seen = Vec::with_capacity(path.fingerprints.len());
-    for &after in &path.fingerprints {
+    for (i, &after) in path.fingerprints.iter().enumerate() {
         let page = F::step_info(env, before, after);
+        let why = path
+            .actions
+            .get(i)
+            .and_then(|action| F::why(env, action, after));
         let evidence = F::evidence(env, after);
         let used: usize = shots.iter().map(Vec::len).sum();
         let screenshot = evidence
@@ -1066,6 +1105,7 @@ fn seen_along<F: EnvFactory>(
             title: bounded(&page.title),
             page_digest: evidence.map(|e| e.page_digest),
             screenshot,
+            why,
         });
         before = after;
     }
@@ -1169,7 +1209,25 @@ async fn run_branch<E: Environment<Action = Action>>(
     rollouts: mpsc::Sender<Announcement>,
 ) -> ProgressReport {
     let Remembered { memory, goal } = remembered;
-    let mut report = ProgressReport {
+    let mut report = empty_report(assignment);
+    let deadline = Duration::from_millis(assignment.deadline_ms);
+    let search = match state.search.take() {
+        Some(mut search) => {
+            search.extend(assignment.actions);
+            search.set_deadline(Some(deadline));
+            search
+        }
+        None => match open_branch(state, assignment, memory, &mut report).await {
+            Some(search) => search,
+            None => return report,
+        },
+    };
+    explore_branch(state, assignment, search, goal, rollouts, report).await
+}
+
+/// A report that says nothing yet.
+fn empty_report(assignment: &BranchAssignment) -> ProgressReport {
+    ProgressReport {
         task: assignment.task_id,
         branch: assignment.branch,
         prefix_fingerprints: Vec::new(),
@@ -1189,125 +1247,145 @@ async fn run_branch<E: Environment<Action = Action>>(
         states: Vec::new(),
         tree: TreeSnapshot::default(),
         session_ended: false,
-    };
+    }
+}
+
+/// How a branch root was reached: the prefix with its fingerprints, or why not.
+enum Reached {
+    /// At the branch root.
+    Root(Vec<(Action, Fingerprint)>),
+    /// A login page where the session held: `true` when the start page itself asks (the
+    /// server ended the mounted session).
+    LoggedOut(bool),
+    /// The branch's action changed nothing, or ended the task.
+    Nothing,
+}
+
+/// Reaches the branch root (replays what is known, executes the rest) and starts a search
+/// there; `None` with the report saying why when it cannot.
+async fn open_branch<E: Environment<Action = Action>>(
+    state: &mut BranchState<E>,
+    assignment: &BranchAssignment,
+    memory: Arc<dyn ReplayMemory + Send + Sync>,
+    report: &mut ProgressReport,
+) -> Option<Search<Action>> {
     let task = &assignment.task;
-    let deadline = Duration::from_millis(assignment.deadline_ms);
-    let search = match state.search.take() {
-        Some(mut search) => {
-            search.extend(assignment.actions);
-            search.set_deadline(Some(deadline));
-            search
+    if let Some(i) = unconsented_prefix(task, assignment) {
+        report.error = Some(format!(
+            "the branch's step {} ({}) is above the task's ceiling and no consent covers it",
+            i + 1,
+            assignment.prefix[i].label()
+        ));
+        report.exhausted = true;
+        return None;
+    }
+    let known: Vec<(Action, Fingerprint)> = assignment
+        .prefix
+        .iter()
+        .cloned()
+        .zip(assignment.expected.iter().copied())
+        .collect();
+    let reached = reach_branch_root(&mut state.env.inner, assignment, &known, report).await;
+    let prefix = match reached {
+        Ok(Reached::Root(prefix)) => prefix,
+        Ok(Reached::LoggedOut(ended)) => {
+            report.error = Some(
+                "the branch lands on a login page: the mounted session no longer holds".into(),
+            );
+            report.session_ended = ended && task.session.is_some();
+            report
+                .counters
+                .pruned
+                .insert(PruneReason::SessionExpired.kind().to_owned(), 1);
+            report.exhausted = true;
+            return None;
         }
-        None => {
-            if let Some(i) = unconsented_prefix(task, assignment) {
-                report.error = Some(format!(
-                    "the branch's step {} ({}) is above the task's ceiling and no consent covers it",
-                    i + 1,
-                    assignment.prefix[i].label()
-                ));
-                report.exhausted = true;
-                return report;
-            }
-            // Reach the branch root: replay what is known, execute the rest.
-            let known: Vec<(Action, Fingerprint)> = assignment
-                .prefix
-                .iter()
-                .cloned()
-                .zip(assignment.expected.iter().copied())
-                .collect();
-            let env = &mut state.env.inner;
-            let reached = async {
-                let mut here = env.restore(&known).await?.state;
-                if here.session_expired && !here.success {
-                    // Where the session held before, a login page: the server ended it.
-                    return Ok(Some(Err(true)));
-                }
-                let mut prefix = known.clone();
-                for action in &assignment.prefix[known.len()..] {
-                    let step = env.act(action).await?;
-                    report.actions += 1;
-                    let stayed = step.state.fingerprint == here.fingerprint
-                        && !step.state.success
-                        && !step.state.hidden_change;
-                    if stayed || step.state.dead_end {
-                        // As a node's tree prunes such a child: nothing below it is new.
-                        return Ok(None);
-                    }
-                    if step.state.session_expired && !step.state.success {
-                        return Ok(Some(Err(false)));
-                    }
-                    prefix.push((action.clone(), step.state.fingerprint));
-                    here = step.state;
-                }
-                Ok::<_, EnvError>(Some(Ok(prefix)))
-            }
-            .await;
-            let prefix = match reached {
-                Ok(Some(Ok(prefix))) => prefix,
-                Ok(Some(Err(ended))) => {
-                    report.error = Some(
-                        "the branch lands on a login page: the mounted session no longer holds"
-                            .into(),
-                    );
-                    report.session_ended = ended && task.session.is_some();
-                    report
-                        .counters
-                        .pruned
-                        .insert(PruneReason::SessionExpired.kind().to_owned(), 1);
-                    report.exhausted = true;
-                    return report;
-                }
-                Ok(None) => {
-                    report.error =
-                        Some("the branch's action changed nothing, or ended the task".into());
-                    report.exhausted = true;
-                    return report;
-                }
-                Err(EnvError::RiskUnderestimated { class, request }) => {
-                    let at = (known.len() + report.actions as usize)
-                        .min(assignment.prefix.len().saturating_sub(1));
-                    refused_at_the_network(
-                        &mut report,
-                        task,
-                        &assignment.prefix,
-                        at,
-                        class,
-                        &request,
-                    );
-                    return report;
-                }
-                Err(e) => {
-                    report.error = Some(format!("cannot reach the branch: {e}"));
-                    report.exhausted =
-                        !matches!(e, EnvError::Crashed(_) | EnvError::Timeout { .. });
-                    return report;
-                }
-            };
-            state.env.prefix = prefix;
-            let config = SearchConfig {
-                action_budget: assignment.actions.saturating_sub(report.actions).max(1),
-                max_depth: task
-                    .budget
-                    .max_depth
-                    .saturating_sub(assignment.prefix.len() as u32)
-                    .max(1),
-                deadline: Some(deadline),
-                consented: consented_for(task, assignment),
-                ..SearchConfig::for_task(task)
-            };
-            // The env is at the branch root: its restore(&[]) is a no-op there.
-            match search::start(&mut state.env, config, Some(memory)).await {
-                Ok(search) => {
-                    state.tree = now_nanos();
-                    search
-                }
-                Err(e) => {
-                    report.error = Some(e.to_string());
-                    return report;
-                }
-            }
+        Ok(Reached::Nothing) => {
+            report.error = Some("the branch's action changed nothing, or ended the task".into());
+            report.exhausted = true;
+            return None;
+        }
+        Err(EnvError::RiskUnderestimated { class, request }) => {
+            let at = (known.len() + report.actions as usize)
+                .min(assignment.prefix.len().saturating_sub(1));
+            refused_at_the_network(report, task, &assignment.prefix, at, class, &request);
+            return None;
+        }
+        Err(e) => {
+            report.error = Some(format!("cannot reach the branch: {e}"));
+            report.exhausted = !matches!(e, EnvError::Crashed(_) | EnvError::Timeout { .. });
+            return None;
         }
     };
+    state.env.prefix = prefix;
+    let deadline = Duration::from_millis(assignment.deadline_ms);
+    let config = SearchConfig {
+        action_budget: assignment.actions.saturating_sub(report.actions).max(1),
+        max_depth: task
+            .budget
+            .max_depth
+            .saturating_sub(assignment.prefix.len() as u32)
+            .max(1),
+        deadline: Some(deadline),
+        consented: consented_for(task, assignment),
+        ..SearchConfig::for_task(task)
+    };
+    // The env is at the branch root: its restore(&[]) is a no-op there.
+    match search::start(&mut state.env, config, Some(memory)).await {
+        Ok(search) => {
+            state.tree = now_nanos();
+            Some(search)
+        }
+        Err(e) => {
+            report.error = Some(e.to_string());
+            None
+        }
+    }
+}
+
+/// Replays the `known` part of the branch's prefix and executes the rest, counting what it
+/// executes in `report`.
+async fn reach_branch_root<E: Environment<Action = Action>>(
+    env: &mut E,
+    assignment: &BranchAssignment,
+    known: &[(Action, Fingerprint)],
+    report: &mut ProgressReport,
+) -> Result<Reached, EnvError> {
+    let mut here = env.restore(known).await?.state;
+    if here.session_expired && !here.success {
+        // Where the session held before, a login page: the server ended it.
+        return Ok(Reached::LoggedOut(true));
+    }
+    let mut prefix = known.to_vec();
+    for action in &assignment.prefix[known.len()..] {
+        let step = env.act(action).await?;
+        report.actions += 1;
+        let stayed = step.state.fingerprint == here.fingerprint
+            && !step.state.success
+            && !step.state.hidden_change;
+        if stayed || step.state.dead_end {
+            // As a node's tree prunes such a child: nothing below it is new.
+            return Ok(Reached::Nothing);
+        }
+        if step.state.session_expired && !step.state.success {
+            return Ok(Reached::LoggedOut(false));
+        }
+        prefix.push((action.clone(), step.state.fingerprint));
+        here = step.state;
+    }
+    Ok(Reached::Root(prefix))
+}
+
+/// Runs the branch's search within its assignment and reports what it found.
+async fn explore_branch<E: Environment<Action = Action>>(
+    state: &mut BranchState<E>,
+    assignment: &BranchAssignment,
+    search: Search<Action>,
+    goal: Option<(TrajectoryVector, forager_protocol::wire::EmbedderId)>,
+    rollouts: mpsc::Sender<Announcement>,
+    mut report: ProgressReport,
+) -> ProgressReport {
+    let task = &assignment.task;
     let mut search = search;
     // Depths on the wire count from the start URL; this tree's from the branch root.
     let below_root = state.env.prefix.len() as u32;
@@ -1373,44 +1451,7 @@ async fn run_branch<E: Environment<Action = Action>>(
     let (outcome, search) =
         search::run_from(std::slice::from_mut(&mut state.env), search, &mut observer).await;
     let (visits_after, value_after) = root_stats(&search);
-    let given: std::collections::HashMap<u64, u32> = assignment
-        .known_locations
-        .iter()
-        .map(|k| (k.location, k.depth))
-        .collect();
-    report.locations = search
-        .locations()
-        .map(|(location, depth)| KnownLocation {
-            location,
-            depth: depth + below_root,
-        })
-        .filter(|k| given.get(&k.location).is_none_or(|&d| k.depth < d))
-        .collect();
-    let given: std::collections::HashMap<Fingerprint, u32> = assignment
-        .known_states
-        .iter()
-        .map(|k| (k.fingerprint, k.depth))
-        .collect();
-    report.states = search
-        .states()
-        .map(|(fingerprint, depth)| KnownState {
-            fingerprint,
-            depth: depth + below_root,
-        })
-        .filter(|k| given.get(&k.fingerprint).is_none_or(|&d| k.depth < d))
-        .collect();
-    // The branch's own page too (the tree lists what is below it), so that another branch
-    // reaching the same page can leave it to this one.
-    if let Some((_, root)) = state.env.prefix.last()
-        && given.get(root).is_none_or(|&d| below_root < d)
-    {
-        report.states.push(KnownState {
-            fingerprint: *root,
-            depth: below_root,
-        });
-    }
-    // Shallowest first (the queen keeps as many as the actions spent), in a stable order.
-    report.states.sort_by_key(|k| (k.depth, k.fingerprint));
+    (report.locations, report.states) = newly_known(&search, assignment, &state.env.prefix);
     report.visits = visits_after.saturating_sub(visits_before);
     report.value_sum = value_after - value_before;
     report.best_value = search
@@ -1441,7 +1482,79 @@ async fn run_branch<E: Environment<Action = Action>>(
         browser_ms: outcome.metrics.cost.browser_ms - cost_before.browser_ms,
         tokens: outcome.metrics.cost.tokens - cost_before.tokens,
     };
-    let prefix = &state.env.prefix;
+    (report.successes, report.approvals) = paths_found(task, &state.env.prefix, &search, &outcome);
+    report.exhausted = matches!(
+        outcome.finish,
+        Finish::Failed(
+            FailureReason::SearchExhausted
+                | FailureReason::ApprovalRequired
+                | FailureReason::NoProgress
+                | FailureReason::Nondeterministic
+        )
+    );
+    report.tree = tree_snapshot(&search, state.tree);
+    state.search = Some(search);
+    report
+}
+
+/// The locations and page states this branch's search reached first, or at a shallower depth
+/// than the assignment knew them (depths from the start URL), its own page included.
+fn newly_known(
+    search: &Search<Action>,
+    assignment: &BranchAssignment,
+    prefix: &[(Action, Fingerprint)],
+) -> (Vec<KnownLocation>, Vec<KnownState>) {
+    let below_root = prefix.len() as u32;
+    let given: std::collections::HashMap<u64, u32> = assignment
+        .known_locations
+        .iter()
+        .map(|k| (k.location, k.depth))
+        .collect();
+    let locations: Vec<KnownLocation> = search
+        .locations()
+        .map(|(location, depth)| KnownLocation {
+            location,
+            depth: depth + below_root,
+        })
+        .filter(|k| given.get(&k.location).is_none_or(|&d| k.depth < d))
+        .collect();
+    let given: std::collections::HashMap<Fingerprint, u32> = assignment
+        .known_states
+        .iter()
+        .map(|k| (k.fingerprint, k.depth))
+        .collect();
+    let mut states: Vec<KnownState> = search
+        .states()
+        .map(|(fingerprint, depth)| KnownState {
+            fingerprint,
+            depth: depth + below_root,
+        })
+        .filter(|k| given.get(&k.fingerprint).is_none_or(|&d| k.depth < d))
+        .collect();
+    // The branch's own page too (the tree lists what is below it), so that another branch
+    // reaching the same page can leave it to this one.
+    if let Some((_, root)) = prefix.last()
+        && given.get(root).is_none_or(|&d| below_root < d)
+    {
+        states.push(KnownState {
+            fingerprint: *root,
+            depth: below_root,
+        });
+    }
+    // Shallowest first (the queen keeps as many as the actions spent), in a stable order.
+    states.sort_by_key(|k| (k.depth, k.fingerprint));
+    (locations, states)
+}
+
+/// The successes and the actions awaiting approval this branch's search found, as paths
+/// from the start URL.
+fn paths_found(
+    task: &TaskSpec,
+    prefix: &[(Action, Fingerprint)],
+    search: &Search<Action>,
+    outcome: &crate::search::SearchReport<Action>,
+) -> (Vec<FoundPath>, Vec<FoundPath>) {
+    let (mut successes, mut approvals) = (Vec::new(), Vec::new());
     let full = |steps: Vec<(Action, Fingerprint, forager_protocol::RiskClass)>| {
         let mut path = FoundPath::new(
             prefix.iter().map(|(a, _)| a.clone()).collect(),
@@ -1459,7 +1572,7 @@ async fn run_branch<E: Environment<Action = Action>>(
         path
     };
     if let Some(best) = &outcome.best {
-        report.successes.push(full(
+        successes.push(full(
             best.iter()
                 .map(|s| (s.action.clone(), s.fingerprint, s.risk))
                 .collect(),
@@ -1469,27 +1582,16 @@ async fn run_branch<E: Environment<Action = Action>>(
         .next()
         .is_some_and(|root| *root.status == NodeStatus::Success)
     {
-        report.successes.push(full(Vec::new()));
+        successes.push(full(Vec::new()));
     }
     for approval in &outcome.approvals {
         let mut path = full(Vec::new());
         path.actions.extend(approval.prefix.iter().cloned());
         path.actions.push(approval.action.clone());
         path.risks.push(approval.class);
-        report.approvals.push(path);
+        approvals.push(path);
     }
-    report.exhausted = matches!(
-        outcome.finish,
-        Finish::Failed(
-            FailureReason::SearchExhausted
-                | FailureReason::ApprovalRequired
-                | FailureReason::NoProgress
-                | FailureReason::Nondeterministic
-        )
-    );
-    report.tree = tree_snapshot(&search, state.tree);
-    state.search = Some(search);
-    report
+    (successes, approvals)
 }
 
 /// The tree as a report carries it: all of it when it is small, else the paths to successes

@@ -377,6 +377,7 @@ mod tests {
             healed_locator: None,
             healed_by: None,
             verification: Default::default(),
+            why: None,
         }
     }
 

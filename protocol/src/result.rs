@@ -67,6 +67,63 @@ pub struct ResultStep {
     /// it, taken from the finder's signed evidence (`attested`).
     #[serde(default)]
     pub verification: StepVerification,
+    /// Why the finder's policy chose the action: its rank among the page's candidates and
+    /// the named signals that made its prior. `None` where the finder did not say (a step
+    /// of a replayed workflow, a result of an older build).
+    #[serde(default)]
+    pub why: Option<StepWhy>,
+}
+
+/// Most signals a step's why names.
+pub const MAX_WHY_SIGNALS: usize = 4;
+
+/// The longest signal name a step's why carries, in bytes.
+pub const MAX_SIGNAL_NAME: usize = 40;
+
+/// Why a step's action was chosen, as the policy ranked the page's candidates.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StepWhy {
+    /// Its place among the candidates the search could take on that page (1 = the policy's
+    /// first choice; candidates above the risk ceiling or refused are not counted).
+    pub rank: u32,
+    /// How many candidates it could take there.
+    pub candidates: u32,
+    /// Its prior, in [0, 1].
+    pub prior: f64,
+    /// The signals that moved its affinity most (at most [`MAX_WHY_SIGNALS`]), largest first.
+    pub signals: Vec<SignalLift>,
+}
+
+/// What one named signal added to a candidate's affinity (negative: it held it back).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SignalLift {
+    /// The signal's name (`goal_similarity`, `names_goal_word`, `keeps_course`, …; see
+    /// `docs/signals.md`), at most [`MAX_SIGNAL_NAME`] bytes.
+    pub signal: String,
+    /// What it added.
+    pub lift: f64,
+}
+
+impl StepWhy {
+    /// The same, bounded as a peer may send it: at most [`MAX_WHY_SIGNALS`] signals, names
+    /// cut to [`MAX_SIGNAL_NAME`] bytes, non-finite numbers as 0.
+    pub fn bounded(mut self) -> StepWhy {
+        self.signals.truncate(MAX_WHY_SIGNALS);
+        for signal in &mut self.signals {
+            let mut end = signal.signal.len().min(MAX_SIGNAL_NAME);
+            while !signal.signal.is_char_boundary(end) {
+                end -= 1;
+            }
+            signal.signal.truncate(end);
+            if !signal.lift.is_finite() {
+                signal.lift = 0.0;
+            }
+        }
+        if !self.prior.is_finite() {
+            self.prior = 0.0;
+        }
+        self
+    }
 }
 
 /// How a step of a passing path was verified.
@@ -187,4 +244,19 @@ pub struct RunResult {
     pub metrics: Metrics,
     /// Network activity.
     pub network: NetworkSummary,
+}
+
+impl RunResult {
+    /// Whether the policy's first choice at every step of the path is what solved the task
+    /// (pass@1: the first rollout, greedy by the priors, solves it without the search's
+    /// patience). `None` when the run failed, or a step does not say its rank.
+    pub fn first_choice_path(&self) -> Option<bool> {
+        if self.status != Status::Pass || self.steps.is_empty() {
+            return None;
+        }
+        self.steps
+            .iter()
+            .map(|step| step.why.as_ref().map(|why| why.rank == 1))
+            .try_fold(true, |all, first| first.map(|f| all && f))
+    }
 }

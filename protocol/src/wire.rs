@@ -10,7 +10,7 @@ use crate::codec::{self, CodecError};
 use crate::digest::Digest32;
 use crate::fingerprint::Fingerprint;
 use crate::outcome::PruneReason;
-use crate::result::{NetworkSummary, RunResult};
+use crate::result::{NetworkSummary, RunResult, StepWhy};
 use crate::risk::RiskClass;
 use crate::signing::Signed;
 use crate::task::TaskSpec;
@@ -441,6 +441,9 @@ pub struct StepSeen {
     /// After a write: SHA-256 of the screenshot, whose bytes travel beside the signed report
     /// ([`ProgressAnswer::screenshots`]).
     pub screenshot: Option<Digest32>,
+    /// Why the finder's policy chose the step's action (bounded: [`StepWhy::bounded`]).
+    #[serde(default)]
+    pub why: Option<StepWhy>,
 }
 
 impl StepSeen {
@@ -451,6 +454,7 @@ impl StepSeen {
             title: self.title.clone(),
             family: self.family,
             heading: self.heading.clone(),
+            why: self.why.clone(),
             ..PageInfo::default()
         }
     }
@@ -462,6 +466,10 @@ pub fn verified_pages(replay: &ReplayReport, path: &FoundPath, reproduced: usize
     let mut pages: Vec<PageInfo> = replay.pages.iter().take(reproduced).cloned().collect();
     for i in pages.len()..path.actions.len() {
         pages.push(path.seen.get(i).map(StepSeen::page).unwrap_or_default());
+    }
+    // Why a step was taken is the finder's to say: the reproducer replays, it does not choose.
+    for (page, seen) in pages.iter_mut().zip(&path.seen) {
+        page.why = seen.why.clone().map(StepWhy::bounded);
     }
     pages
 }
@@ -581,6 +589,8 @@ pub struct PageInfo {
     /// The state's value hint after the step, in [0, 1] (the result's `reward` for every
     /// step but the last).
     pub value_hint: f64,
+    /// Why the finder's policy chose the step's action (bounded: [`StepWhy::bounded`]).
+    pub why: Option<StepWhy>,
 }
 
 /// What a reproduction found.
@@ -977,6 +987,7 @@ pub(crate) mod tests {
             title: String::new(),
             page_digest: digest.then_some(Digest32([family; 32])),
             screenshot: None,
+            why: None,
         }
     }
 
@@ -1295,6 +1306,15 @@ pub(crate) mod tests {
                         url,
                         page_digest: digest.map(Digest32),
                         screenshot: digest.map(|d| Digest32::of(&d)),
+                        why: digest.map(|d| StepWhy {
+                            rank: u32::from(d[0]),
+                            candidates: u32::from(d[1]),
+                            prior: f64::from(d[2]) / 255.0,
+                            signals: vec![crate::result::SignalLift {
+                                signal: format!("signal_{}", d[3]),
+                                lift: f64::from(d[4]) - 128.0,
+                            }],
+                        }),
                     })
                     .collect(),
             })
@@ -1688,6 +1708,7 @@ pub(crate) mod tests {
                                     heading,
                                     cost_ms,
                                     value_hint: 0.5,
+                                    why: None,
                                 }
                             ),
                         0..3

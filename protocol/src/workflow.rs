@@ -552,6 +552,7 @@ mod tests {
             healed_locator: None,
             healed_by: None,
             verification: Default::default(),
+            why: None,
         }
     }
 
@@ -566,6 +567,7 @@ mod tests {
             heading: heading.map(str::to_owned),
             cost_ms: 3,
             value_hint: 0.5,
+            why: None,
         }
     }
 

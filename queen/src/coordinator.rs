@@ -2232,6 +2232,7 @@ impl TaskRun {
                     healed_locator: page.and_then(|p| p.healed_locator),
                     healed_by: page.and_then(|p| p.healed_by.clone()),
                     verification: verification.get(i).copied().unwrap_or_default(),
+                    why: page.and_then(|p| p.why.clone()),
                 }
             })
             .collect();

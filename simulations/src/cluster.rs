@@ -84,6 +84,7 @@ impl SimBrowser {
             heading: Some(page.title.clone()),
             cost_ms: 0,
             value_hint: 0.0,
+            why: None,
         });
     }
 }
@@ -109,6 +110,7 @@ impl Environment for SimBrowser {
                 key: c.key,
                 target: c.target,
                 refused: None,
+                why: Default::default(),
             })
             .collect())
     }

@@ -1024,6 +1024,7 @@ impl SiteTables {
                             key: def.key,
                             target,
                             refused: None,
+                            why: Default::default(),
                         }
                     })
                     .collect()

@@ -112,6 +112,9 @@ struct Run {
     kind: String,
     capsule: bool,
     pass: bool,
+    /// pass@1: passed with the policy's first choice at every step.
+    #[serde(default)]
+    first_choice: bool,
     status: String,
     reason: String,
     detail: String,
@@ -548,6 +551,10 @@ fn run_task(
         kind: task.kind.clone(),
         capsule: with_capsule,
         pass: status == "pass",
+        first_choice: status == "pass"
+            && result["steps"].as_array().is_some_and(|steps| {
+                !steps.is_empty() && steps.iter().all(|step| step["why"]["rank"] == 1)
+            }),
         status,
         reason,
         detail,
@@ -830,8 +837,9 @@ fn table(tasks: &[Task], runs: &[Run], budget: u64) -> String {
                 .filter(|r| r.writes_landed == r.writes_expected)
                 .count();
             let actions: Vec<f64> = mine.iter().map(|r| r.actions as f64).collect();
+            let first_choice = mine.iter().filter(|r| r.first_choice).count();
             out.push_str(&format!(
-                "- {app}, {}: {passed}/{} pass within {budget} actions ({:.0}%); writes landed exactly once {exact}/{}; median actions {:.0}; median wall {:.1} s; approvals {}; leaks {}\n",
+                "- {app}, {}: {passed}/{} pass within {budget} actions ({:.0}%), pass@1 {first_choice}; writes landed exactly once {exact}/{}; median actions {:.0}; median wall {:.1} s; approvals {}; leaks {}\n",
                 if capsule { "with a capsule" } else { "without a capsule" },
                 mine.len(),
                 100.0 * passed as f64 / mine.len() as f64,

@@ -80,6 +80,9 @@ struct Run {
     pass: String,
     reader: String,
     solved: bool,
+    /// pass@1: solved by the policy's first choice at every step.
+    #[serde(default)]
+    first_choice: bool,
     actions: u64,
     steps: usize,
     wall_ms: u64,
@@ -356,7 +359,7 @@ fn explore(
     memory: Option<&Path>,
     settings: &Settings,
     run_dir: &Path,
-) -> (bool, u64, usize, u64, u64, String) {
+) -> Explored {
     let _ = std::fs::remove_dir_all(run_dir);
     let paths: Vec<String> = targets.iter().map(|t| format!("/{t}")).collect();
     let success = format!(
@@ -386,20 +389,40 @@ fn explore(
     }
     let output = command.output().expect("forager runs");
     match serde_json::from_slice::<RunResult>(&output.stdout) {
-        Ok(result) => (
-            result.status == Status::Pass,
-            u64::from(result.metrics.actions),
-            result.steps.len(),
-            result.metrics.pages_read,
-            result.metrics.reading_ms,
-            result
+        Ok(result) => Explored {
+            solved: result.status == Status::Pass,
+            first_choice: result.first_choice_path() == Some(true),
+            actions: u64::from(result.metrics.actions),
+            steps: result.steps.len(),
+            pages_read: result.metrics.pages_read,
+            reading_ms: result.metrics.reading_ms,
+            reason: result
                 .error
                 .as_ref()
                 .map(|e| e.reason.as_str().to_owned())
                 .unwrap_or_default(),
-        ),
-        Err(_) => (false, settings.budget, 0, 0, 0, no_result(&output)),
+        },
+        Err(_) => Explored {
+            solved: false,
+            first_choice: false,
+            actions: settings.budget,
+            steps: 0,
+            pages_read: 0,
+            reading_ms: 0,
+            reason: no_result(&output),
+        },
     }
+}
+
+/// What one `forager explore` run gave.
+struct Explored {
+    solved: bool,
+    first_choice: bool,
+    actions: u64,
+    steps: usize,
+    pages_read: u64,
+    reading_ms: u64,
+    reason: String,
 }
 
 fn main() {
@@ -511,35 +534,51 @@ fn main() {
                         &task.paraphrase
                     };
                     let started = Instant::now();
-                    let (solved, actions, steps, pages_read, reading_ms, reason) =
-                        if reader == "crawler" {
-                            let (solved, actions) =
-                                crawl(root, site.start, goal, &task.targets, settings.budget);
-                            (solved, actions, 0, actions + 1, 0, String::new())
-                        } else {
-                            let memory_dir = memory.map(|_| memory_root.join(reader));
-                            let run_dir = out.join("runs").join(format!(
-                                "{index}-{reader}-{}",
-                                pass_name.replace([' ', ',', '+'], "_")
-                            ));
-                            explore(
-                                &binary,
-                                &base,
-                                site,
-                                goal,
-                                &task.targets,
-                                reader,
-                                memory_dir.as_deref(),
-                                &settings,
-                                &run_dir,
-                            )
-                        };
+                    let Explored {
+                        solved,
+                        first_choice,
+                        actions,
+                        steps,
+                        pages_read,
+                        reading_ms,
+                        reason,
+                    } = if reader == "crawler" {
+                        let (solved, actions) =
+                            crawl(root, site.start, goal, &task.targets, settings.budget);
+                        Explored {
+                            solved,
+                            first_choice: false,
+                            actions,
+                            steps: 0,
+                            pages_read: actions + 1,
+                            reading_ms: 0,
+                            reason: String::new(),
+                        }
+                    } else {
+                        let memory_dir = memory.map(|_| memory_root.join(reader));
+                        let run_dir = out.join("runs").join(format!(
+                            "{index}-{reader}-{}",
+                            pass_name.replace([' ', ',', '+'], "_")
+                        ));
+                        explore(
+                            &binary,
+                            &base,
+                            site,
+                            goal,
+                            &task.targets,
+                            reader,
+                            memory_dir.as_deref(),
+                            &settings,
+                            &run_dir,
+                        )
+                    };
                     let run = Run {
                         site: site.name.into(),
                         task: *index,
                         pass: pass_name.clone(),
                         reader: reader.clone(),
                         solved,
+                        first_choice,
                         actions,
                         steps,
                         wall_ms: started.elapsed().as_millis() as u64,
@@ -628,6 +667,7 @@ fn tables(tasks: &[Task], runs: &[Run], shares: &BTreeMap<usize, bool>) -> Strin
                 .copied()
                 .collect();
             let solved = mine.iter().filter(|r| r.solved).count();
+            let first_choice = mine.iter().filter(|r| r.first_choice).count();
             // Unsolved runs count with the budget they used (a lower bound on their cost).
             let actions: Vec<f64> = mine.iter().map(|r| r.actions as f64).collect();
             let total: f64 = actions.iter().sum();
@@ -635,7 +675,7 @@ fn tables(tasks: &[Task], runs: &[Run], shares: &BTreeMap<usize, bool>) -> Strin
             let reading: u64 = mine.iter().map(|r| r.reading_ms).sum();
             let wall: u64 = mine.iter().map(|r| r.wall_ms).sum();
             out.push_str(&format!(
-                "- {reader}: {solved}/{} solved; median actions {:.1} (unsolved counted at what they spent); total actions {total:.0}; median wall {:.1} s",
+                "- {reader}: {solved}/{} solved (pass@1 {first_choice}); median actions {:.1} (unsolved counted at what they spent); total actions {total:.0}; median wall {:.1} s",
                 mine.len(),
                 median(&actions).unwrap_or(0.0),
                 median(&mine.iter().map(|r| r.wall_ms as f64 / 1000.0).collect::<Vec<_>>())

@@ -940,6 +940,7 @@ async fn a_node_faking_a_success_does_not_win() {
                             title: "Made up".into(),
                             page_digest: Some(Digest32([1; 32])),
                             screenshot: None,
+                            why: None,
                         })
                         .collect(),
                     ..FoundPath::new(

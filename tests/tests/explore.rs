@@ -39,6 +39,20 @@ async fn shop_finds_a_product_page() {
             .is_some_and(|s| s.url.ends_with("/product/x1-carbon"))
     );
     only_own_origin(result, &shop);
+    // Every step says why the policy chose it: its rank, its prior, the signals behind it; and
+    // the report shows it.
+    for step in &result.steps {
+        let why = step.why.as_ref().expect("each step says why it was taken");
+        assert!(why.rank >= 1 && why.rank <= why.candidates, "{why:?}");
+        assert!(why.prior > 0.0 && why.prior <= 1.0, "{why:?}");
+        assert!(!why.signals.is_empty(), "{why:?}");
+    }
+    assert!(result.first_choice_path().is_some());
+    let report = std::fs::read_to_string(run.out.join("report.html")).expect("report.html");
+    assert!(
+        report.contains("why: the policy"),
+        "the step view shows the why"
+    );
     assert_verifies_and_resists_tampering(&run).await;
 }
 

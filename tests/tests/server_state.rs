@@ -187,6 +187,7 @@ async fn lying_peer(
                 title: "Groups".into(),
                 page_digest: Some(Digest32([4; 32])),
                 screenshot: None,
+                why: None,
             }],
             ..FoundPath::new(
                 vec![save],

@@ -264,6 +264,7 @@ fn small_workflow(base: &str) -> Vec<u8> {
         healed_locator: None,
         healed_by: None,
         verification: Default::default(),
+        why: None,
     };
     let page = PageInfo {
         url: step.url.clone(),
@@ -275,6 +276,7 @@ fn small_workflow(base: &str) -> Vec<u8> {
         heading: Some("Delivery estimate".into()),
         cost_ms: 1,
         value_hint: 1.0,
+        why: None,
     };
     forager_protocol::workflow::compile(&task, &[step], &[page])
         .and_then(|w| {

@@ -225,6 +225,9 @@ pub struct ChromiumEnv {
     pages: HashMap<Fingerprint, PageSummary>,
     verdicts: HashMap<(Fingerprint, Fingerprint), Verdict>,
     heals: HashMap<(Fingerprint, Fingerprint), Heal>,
+    /// Why each action executed here was chosen, by the action's key and the state it
+    /// reached: its rank among its page's candidates and its top signals.
+    whys: HashMap<(u64, Fingerprint), forager_protocol::result::StepWhy>,
     /// Pages past a write, as the step left them (oldest first, at most
     /// [`MAX_EVIDENCE`]): what a verification that does not repeat the write attests.
     evidence: std::collections::VecDeque<(Fingerprint, WriteEvidence)>,
@@ -330,6 +333,7 @@ impl ChromiumEnv {
             pages: HashMap::new(),
             verdicts: HashMap::new(),
             heals: HashMap::new(),
+            whys: HashMap::new(),
             evidence: std::collections::VecDeque::new(),
             stats: EnvStats::default(),
             root: None,
@@ -367,6 +371,53 @@ impl ChromiumEnv {
     /// the first (a healed step).
     pub fn healed(&self, before: &Fingerprint, after: &Fingerprint) -> Option<&Heal> {
         self.heals.get(&(*before, *after))
+    }
+
+    /// Why the action with this key, executed here, that reached `after` was chosen.
+    pub fn why(&self, key: u64, after: &Fingerprint) -> Option<&forager_protocol::result::StepWhy> {
+        self.whys.get(&(key, *after))
+    }
+
+    /// Notes why `action`, taken on a page with these proposals, was chosen: its rank among
+    /// the candidates the search could take there (not refused, not above the ceiling) and
+    /// its top signals.
+    fn note_why(&mut self, proposals: &Proposals, action: &Action, after: Fingerprint) {
+        let ceiling = self.task.risk_ceiling;
+        let takeable: Vec<&Candidate<Action>> = proposals
+            .candidates
+            .iter()
+            .filter(|c| c.refused.is_none() && c.risk <= ceiling)
+            .collect();
+        let Some(chosen) = takeable.iter().find(|c| c.action == *action) else {
+            return;
+        };
+        let rank = 1 + takeable.iter().filter(|c| c.prior > chosen.prior).count();
+        let why = forager_protocol::result::StepWhy {
+            rank: rank as u32,
+            candidates: takeable.len() as u32,
+            prior: chosen.prior,
+            signals: chosen
+                .why
+                .top(forager_protocol::result::MAX_WHY_SIGNALS)
+                .into_iter()
+                .map(|(signal, lift)| forager_protocol::result::SignalLift {
+                    signal: signal.to_owned(),
+                    lift,
+                })
+                .collect(),
+        };
+        tracing::debug!(
+            action = %action,
+            rank,
+            of = takeable.len(),
+            prior = chosen.prior,
+            why = ?chosen.why.top(forager_protocol::result::MAX_WHY_SIGNALS),
+            "chosen"
+        );
+        self.whys.insert(
+            (crate::embed::action_key(&action.label()), after),
+            why.bounded(),
+        );
     }
 
     /// The current observation.
@@ -494,6 +545,7 @@ impl ChromiumEnv {
                     found: observation.fingerprint,
                 });
             }
+            self.note_why(&live.proposals, action, observation.fingerprint);
             live.prefix.push((action.clone(), observation.fingerprint));
             live.documents.push(performed.new_document);
             live.observation = observation;
@@ -889,6 +941,7 @@ impl ChromiumEnv {
             }
         };
         let before = live.observation.fingerprint;
+        self.note_why(&live.proposals, action, observation.fingerprint);
         if is_submit_shaped(
             action.shape(),
             action.target().map_or("", |t| t.name.as_str()),
@@ -1224,7 +1277,17 @@ impl crate::worker::EnvFactory for ChromiumFactory {
             heading: page.and_then(|p| p.heading.clone()),
             cost_ms: 0,
             value_hint: 0.0,
+            why: None,
         }
+    }
+
+    fn why(
+        env: &ChromiumEnv,
+        action: &Action,
+        after: Fingerprint,
+    ) -> Option<forager_protocol::result::StepWhy> {
+        env.why(crate::embed::action_key(&action.label()), &after)
+            .cloned()
     }
 
     fn counters(env: &ChromiumEnv) -> forager_protocol::wire::BranchCounters {

@@ -423,10 +423,21 @@ impl Tab {
         seed: u64,
         user_init: Option<&str>,
     ) -> Result<(), EnvError> {
+        self.guard_requests(guard, network).await?;
+        self.listen_to_page().await?;
+        self.add_scripts_and_intercept(seed, user_init).await
+    }
+
+    /// The request guard and the network gate: decides every request before it leaves the
+    /// browser (another origin is blocked; a write passes only while an action that may
+    /// write runs), and logs what it decided.
+    async fn guard_requests(
+        &mut self,
+        guard: Arc<OriginGuard>,
+        network: Arc<Mutex<NetworkLog>>,
+    ) -> Result<(), EnvError> {
         let limit = self.timeouts.call;
         let page = self.page.clone();
-
-        // Request guard: decide every request before it leaves the browser.
         let mut paused = timed(
             "listen to requests",
             limit,
@@ -496,7 +507,14 @@ impl Tab {
             }
         }));
 
-        // Console errors, exceptions, dialogs, crashes.
+        Ok(())
+    }
+
+    /// Listens to the page's console errors, exceptions, dialogs (dismissed at once) and
+    /// crashes.
+    async fn listen_to_page(&mut self) -> Result<(), EnvError> {
+        let limit = self.timeouts.call;
+        let page = self.page.clone();
         let mut console = timed(
             "listen to console",
             limit,
@@ -593,6 +611,18 @@ impl Tab {
             }
         }));
 
+        Ok(())
+    }
+
+    /// Adds forager's init script (seeded randomness, the virtual clock) and the user's to
+    /// every new document, then turns request interception on.
+    async fn add_scripts_and_intercept(
+        &mut self,
+        seed: u64,
+        user_init: Option<&str>,
+    ) -> Result<(), EnvError> {
+        let limit = self.timeouts.call;
+        let page = self.page.clone();
         let epoch_ms: u64 = 1_767_225_600_000 + (seed % 1_000) * 86_400_000;
         let init = format!(
             "const FORAGER_SEED = {}; const FORAGER_EPOCH_MS = {epoch_ms};\n{INIT}",

@@ -159,6 +159,7 @@ impl Environment for Graph {
                     .targets
                     .then(|| u64::from(self.alias.get(&e.to).copied().unwrap_or(e.to))),
                 refused: None,
+                why: Default::default(),
             })
             .collect())
     }

@@ -168,6 +168,7 @@ fn result_of(workflow: &Workflow, run: &ReplayRun, wall_ms: u64) -> RunResult {
             healed_by: done.heal.as_ref().map(|h| h.locator.clone()),
             // A replay executes every step itself.
             verification: Default::default(),
+            why: None,
         })
         .collect();
     let passed = run.failure.is_none() && steps.len() == workflow.steps.len();

@@ -6,7 +6,7 @@
 
 use super::tree::{peer_colour, tree_svg};
 use super::view::{RunView, clip, short_peer};
-use forager_protocol::result::{ResultStep, RunResult, Status, StepVerification};
+use forager_protocol::result::{ResultStep, RunResult, Status, StepVerification, StepWhy};
 use forager_protocol::verdict::VerdictOutcome;
 use forager_protocol::workflow::Workflow;
 use forager_protocol::{Action, FillValue};
@@ -178,6 +178,24 @@ pub(super) fn narration(step: &ResultStep) -> Markup {
     }
 }
 
+/// Why a step was taken: its rank among its page's candidates, its prior, its top signals.
+fn why_line(why: &StepWhy) -> Markup {
+    html! {
+        "why: "
+        @if why.rank == 1 {
+            "the policy's first choice"
+        } @else {
+            "the policy's choice " (why.rank)
+        }
+        " of " (why.candidates) " (prior " (format!("{:.2}", why.prior)) ")"
+        @for (i, signal) in why.signals.iter().enumerate() {
+            (if i == 0 { ": " } else { ", " })
+            code { (clip(&signal.signal, 40)) }
+            " " (format!("{:+.2}", signal.lift))
+        }
+    }
+}
+
 /// The steps' table, one `tr.step-row` per step.
 /// `verified`: the steps of a cluster's verified path (each says whether it was reproduced or
 /// attested); a replay's steps were all executed by the replay itself.
@@ -209,6 +227,9 @@ fn step_rows(steps: &[ResultStep], screenshots: &[Option<Vec<u8>>], verified: bo
                                 "healed: the target was found by locator " (index + 1)
                                 " of its chain, " code { (locator) }
                             }
+                        }
+                        @if let Some(why) = &step.why {
+                            div.small.why { (why_line(why)) }
                         }
                         @if verified {
                             @match step.verification {
@@ -259,6 +280,15 @@ fn summary_section(view: &RunView, result: &RunResult) -> Markup {
             }
             @if let (Some(finder), Some(verifier)) = (&view.finder, &view.verifier) {
                 p.small { "Found by " code { (finder) } ", reproduced by " code { (verifier) } "." }
+            }
+            @match result.first_choice_path() {
+                Some(true) => p.small #first-choice {
+                    "The policy's first choice at every step: its first rollout alone solves the task (pass@1)."
+                },
+                Some(false) => p.small #first-choice {
+                    "Not the policy's first choice at every step: the search found the path."
+                },
+                None => {},
             }
             @if !result.approval_required.is_empty() {
                 p { "Not executed for lack of a human's approval:" }

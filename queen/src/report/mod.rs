@@ -219,6 +219,7 @@ mod tests {
             healed_locator: None,
             healed_by: None,
             verification: Default::default(),
+            why: None,
         }
     }
 
@@ -471,6 +472,15 @@ mod tests {
         });
         first.healed_by = Some(HOSTILE.into());
         first.healed_locator = Some(1);
+        first.why = Some(forager_protocol::result::StepWhy {
+            rank: 2,
+            candidates: 7,
+            prior: 0.25,
+            signals: vec![forager_protocol::result::SignalLift {
+                signal: HOSTILE.into(),
+                lift: -0.5,
+            }],
+        });
         let mut result = result(HOSTILE, HOSTILE, vec![first]);
         result.task_id = HOSTILE.into();
         result.error = Some(RunError {
@@ -503,6 +513,10 @@ mod tests {
             format!("<code>press {SHOWN}</code>"),
             format!("<div class=\"small muted\">{SHOWN}</div>"),
             format!("of its chain, <code>{SHOWN}</code>"),
+            // Why it was taken: a signal's name a peer wrote, escaped (and clipped).
+            "why: the policy's choice 2 of 7 (prior 0.25): <code>".to_owned(),
+            "</code> -0.50".to_owned(),
+            "Not the policy's first choice at every step".to_owned(),
             // The tree: a branch's label, a node's tooltip with its detail.
             format!(">press {SHOWN}</text>"),
             format!("<title>press {SHOWN} — no progress, 1 visits, value 0.50 ({SHOWN})"),

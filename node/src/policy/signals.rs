@@ -1,0 +1,791 @@
+//! The eyes' signals, and the one place they are combined.
+//!
+//! A signal reads one thing of a page against the goal ("the control carries a name the goal
+//! spells out", "the goal's choices are made") and says how it moves either a click's
+//! affinity (its prior before normalisation: [`ClickSignal`], a [`Lift`]) or the page's value
+//! ([`PageSignal`], a share of it). [`combine`] and [`page_value`] put them together in a
+//! fixed order that does not depend on where a signal sits in a list: first every floor, then
+//! every addition, then every factor; a page's value is the weighted mean of its parts. Each
+//! signal has a named weight ([`Weights`]: 1 unless set; 0 turns it off), which is how a sweep
+//! or an ablation sets them (`FORAGER_WEIGHTS=parity=0,forward_not_reply=0`). What each signal
+//! added is kept as the candidate's [`Why`], which a step's result shows.
+//!
+//! Adding a signal: write its reading as a function of [`ClickPage`] (or a field of
+//! [`PageParts`]), put it in [`CLICK_SIGNALS`] (or [`PAGE_SIGNALS`]) with its name and what it
+//! reads, and give it a unit test beside the others below. Rules that know one benchmark's
+//! task family live in `families.rs`.
+
+use super::families;
+use super::{Calendar, Choices, GoalProgress, TaskContext, keeps_course, mentions, padded_words};
+use crate::environment::Why;
+use crate::goal::GoalReading;
+use forager_protocol::observation::{Element, Observation};
+use std::collections::HashMap;
+
+/// The signal every click starts from: how like the goal the control's words are (n-grams, and
+/// the sentence model where one is loaded).
+pub(super) const GOAL_SIMILARITY: &str = "goal_similarity";
+
+/// How a signal moves a click's affinity.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) enum Lift {
+    /// Raises it to at least this: a control the goal names is worth that much whatever its
+    /// n-grams say.
+    AtLeast(f64),
+    /// Adds this.
+    Add(f64),
+    /// Multiplies it by this (a factor in (0, 1] holds a control back).
+    Scale(f64),
+}
+
+/// What a click's signals read of a page, once per page.
+pub(super) struct ClickPage<'a> {
+    pub(super) observation: &'a Observation,
+    pub(super) task: &'a TaskContext,
+    pub(super) reading: &'a GoalReading,
+    pub(super) choices: &'a Choices<'a>,
+    /// Per element: the bonus of a position the goal names ("the 3rd checkbox").
+    pub(super) positions: &'a [f64],
+    /// Per element: whether it is a control of the item at the goal's extreme.
+    pub(super) extremes: &'a [bool],
+    /// Per element: how far its item is one the goal names (the "+" of a dish it orders).
+    pub(super) item_shares: &'a [f64],
+    /// A control the goal quotes that no element of this page carries ("Mute" in a menu not
+    /// open yet).
+    pub(super) hidden_quoted: bool,
+    /// Toggles the goal names that are pressed already (pressing them again undoes them).
+    pub(super) pressed_toggles: &'a [&'a Element],
+    /// Every value the goal gives is held by a field: sending the form is what is left.
+    pub(super) values_held: bool,
+    pub(super) calendar: Option<&'a Calendar>,
+}
+
+/// One named signal of a click's affinity.
+pub(super) struct ClickSignal {
+    /// Its name, as the why and the weights say it.
+    pub(super) name: &'static str,
+    /// What it reads (for `docs/signals.md` and a newcomer).
+    pub(super) reads: &'static str,
+    /// It orders the page's clicks only, and says nothing of how promising the page is (a
+    /// calendar's step toward the goal's month: a page is not nearer for holding a calendar).
+    pub(super) prior_only: bool,
+    /// How it moves the affinity of the click on element `index`, if at all.
+    pub(super) lift: fn(&ClickPage<'_>, usize, &Element) -> Option<Lift>,
+}
+
+/// The affinity at least of an element that carries a name or a quoted text of the goal.
+pub(super) const NAMED_AFFINITY: f64 = 0.8;
+
+/// The affinity at least of a control of an item the goal names by the item's words (the
+/// "+" of a dish it orders: [`crate::item_controls`]), and of pressing it as often as the goal
+/// counts. Low: above the page's other controls, below a control that carries a goal word
+/// ("Order!"), which sends what the items hold once they hold it. Pressing each named item's
+/// control at once ranks first (as `check` does).
+pub(super) const ITEM_AFFINITY: f64 = 0.2;
+
+/// What an element gains when the item it sits in (a post, a row) carries a name of the goal
+/// that the element itself does not: the "Like" of @aliquam's post over the other posts' ones.
+pub(super) const RECORD_NAMED_LIFT: f64 = 0.15;
+
+/// What a control of the item the goal wants at an extreme gains ("the cheapest flight":
+/// the "Book" of the lowest price).
+pub(super) const EXTREME_LIFT: f64 = 0.3;
+
+/// What a form's submit button gains when its page's fields hold every value the goal gives
+/// (a suggestion picked, a value typed alone): the step left, ahead of typing again.
+pub(super) const READY_SUBMIT_LIFT: f64 = 0.3;
+
+/// The factor of a text field's label: clicking it only focuses the field, which the form's
+/// fill does anyway.
+pub(super) const FOCUSES_ONLY_FACTOR: f64 = 0.1;
+
+/// The factor of a toggle the goal wants pressed that is pressed already: pressed again, it
+/// is undone.
+pub(super) const PRESSED_AGAIN_FACTOR: f64 = 0.1;
+
+/// The signals of a click's affinity. Their order here changes nothing ([`combine`] orders by
+/// kind of lift); it is the order the why lists equal lifts in.
+pub(super) const CLICK_SIGNALS: &[ClickSignal] = &[
+    ClickSignal {
+        name: "names_goal_word",
+        reads: "the control's name or text holds a quoted text, labelled value or name of the goal",
+        prior_only: false,
+        lift: names_goal_word,
+    },
+    ClickSignal {
+        name: "item_named",
+        reads: "the control sits in an item the goal names by its words (the \"+\" of a dish)",
+        prior_only: false,
+        lift: |page, index, _| {
+            let share = page.item_shares.get(index).copied().unwrap_or(0.0);
+            (share > 0.0).then_some(Lift::AtLeast(ITEM_AFFINITY * share))
+        },
+    },
+    ClickSignal {
+        name: families::FORWARD_NOT_REPLY,
+        reads: "for a goal that passes an item on: forward, not reply (MiniWoB++ email)",
+        prior_only: false,
+        lift: families::forward_not_reply,
+    },
+    ClickSignal {
+        name: "item_names_goal",
+        reads: "the control's item (a post, a row) carries a name of the goal the control does not",
+        prior_only: false,
+        lift: |page, _, element| {
+            super::record_names_goal_word(
+                element,
+                page.reading,
+                &page.choices.goal_words,
+                page.hidden_quoted,
+            )
+            .then_some(Lift::Add(RECORD_NAMED_LIFT))
+        },
+    },
+    ClickSignal {
+        name: families::PARITY,
+        reads: "an \"Odd\"/\"Even\" control beside a number it fits or not (MiniWoB++ odd-or-even)",
+        prior_only: false,
+        lift: families::parity,
+    },
+    ClickSignal {
+        name: "form_ready",
+        reads: "the control sends a form whose fields hold every value the goal gives",
+        prior_only: false,
+        lift: |page, _, element| {
+            let sends_form = element.form.as_ref().is_some_and(|f| {
+                f.submit_name
+                    .as_deref()
+                    .is_some_and(|n| n.eq_ignore_ascii_case(&element.name))
+            });
+            (page.values_held && sends_form).then_some(Lift::Add(READY_SUBMIT_LIFT))
+        },
+    },
+    ClickSignal {
+        name: "superlative",
+        reads: "the control's item is the one the goal wants at an extreme (\"the cheapest\")",
+        prior_only: false,
+        lift: |page, index, _| {
+            page.extremes
+                .get(index)
+                .copied()
+                .unwrap_or(false)
+                .then_some(Lift::Add(EXTREME_LIFT))
+        },
+    },
+    ClickSignal {
+        name: "position",
+        reads: "the control is at the position the goal names (\"the 2nd checkbox\")",
+        prior_only: false,
+        lift: |page, index, _| {
+            let bonus = page.positions.get(index).copied().unwrap_or(0.0);
+            (bonus > 0.0).then_some(Lift::Add(bonus))
+        },
+    },
+    ClickSignal {
+        name: "calendar_step",
+        reads: "the control steps a calendar toward the goal's month, or is the goal's day",
+        prior_only: true,
+        lift: |page, _, element| {
+            let bonus = page.calendar.map_or(0.0, |c| c.bonus(element));
+            (bonus > 0.0).then_some(Lift::Add(bonus))
+        },
+    },
+    ClickSignal {
+        name: "keeps_course",
+        reads: "the control ends the session, switches theme or language, leaves the area, reloads or skips",
+        prior_only: false,
+        lift: |page, _, element| {
+            let factor = keeps_course(element, page.task, &page.observation.url);
+            (factor < 1.0).then_some(Lift::Scale(factor))
+        },
+    },
+    ClickSignal {
+        name: "choices",
+        reads: "a choice the goal names is made already, or buttons wait while one remains",
+        prior_only: false,
+        lift: |page, _, element| {
+            let factor = page.choices.factor(element);
+            (factor < 1.0).then_some(Lift::Scale(factor))
+        },
+    },
+    ClickSignal {
+        name: "focuses_only",
+        reads: "the control is a text field's label (the fill focuses the field anyway)",
+        prior_only: false,
+        lift: |page, _, element| {
+            let focuses_only = element.tag == "label"
+                && page
+                    .observation
+                    .elements
+                    .iter()
+                    .any(|e| super::is_text_field(e) && e.name == element.name);
+            focuses_only.then_some(Lift::Scale(FOCUSES_ONLY_FACTOR))
+        },
+    },
+    ClickSignal {
+        name: "pressed_already",
+        reads: "a toggle the goal wants pressed that is pressed (again, it is undone)",
+        prior_only: false,
+        lift: |page, _, element| {
+            page.pressed_toggles
+                .iter()
+                .any(|t| std::ptr::eq(*t, element))
+                .then_some(Lift::Scale(PRESSED_AGAIN_FACTOR))
+        },
+    },
+];
+
+/// An element that carries a name the goal spells out ("the email by Wilhelmina", "click on
+/// "Yes"") is what the goal is about, however little else of the goal its text shares (a
+/// list row's subject and preview dilute the n-grams). A recipient is typed, not picked: her
+/// own email in the inbox is not the one to open.
+fn names_goal_word(page: &ClickPage<'_>, _: usize, element: &Element) -> Option<Lift> {
+    names_goal(element, page.reading).then_some(Lift::AtLeast(NAMED_AFFINITY))
+}
+
+/// Whether the element's name or text holds one of the goal's quoted texts, labelled values
+/// or names (not a recipient's) as whole words (case-insensitive).
+pub(super) fn names_goal(element: &Element, reading: &GoalReading) -> bool {
+    if reading.quoted.is_empty() && reading.names.is_empty() && reading.labelled.is_empty() {
+        return false;
+    }
+    let (name, text) = (padded_words(&element.name), padded_words(&element.text));
+    reading
+        .quoted
+        .iter()
+        .chain(&reading.labelled)
+        .chain(reading.names.iter().filter(|n| !reading.recipient(&n.text)))
+        .any(|q| mentions(&element.name, &name, &q.text) || mentions(&element.text, &text, &q.text))
+}
+
+/// The weight of each named signal: 1 unless set, 0 turns a signal off. A floor is raised to
+/// `weight × floor`, an addition is `weight × lift`, a factor is `factor ^ weight`, a page
+/// part's share is `weight × share`.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Weights(HashMap<String, f64>);
+
+/// The variable a sweep or an ablation sets weights in: `name=weight` pairs, comma-separated.
+pub const WEIGHTS_VARIABLE: &str = "FORAGER_WEIGHTS";
+
+/// Why a weights setting was refused.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum WeightsError {
+    /// A pair is not `name=number`.
+    #[error("{0:?} is not name=weight")]
+    Malformed(String),
+    /// No signal has that name.
+    #[error("no signal is named {0:?} (known: {1})")]
+    UnknownSignal(String, String),
+    /// A weight that is not a finite number at least 0.
+    #[error("the weight of {0} must be a finite number ≥ 0")]
+    BadWeight(String),
+}
+
+impl Weights {
+    /// Every signal at weight 1.
+    pub fn unit() -> Weights {
+        Weights::default()
+    }
+
+    /// Parses `name=weight,name=weight`; every name must be a signal's.
+    pub fn parse(text: &str) -> Result<Weights, WeightsError> {
+        let mut weights = HashMap::new();
+        for pair in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+            let (name, weight) = pair
+                .split_once('=')
+                .ok_or_else(|| WeightsError::Malformed(pair.to_owned()))?;
+            let name = name.trim();
+            if !signal_names().any(|known| known == name) {
+                return Err(WeightsError::UnknownSignal(
+                    name.to_owned(),
+                    signal_names().collect::<Vec<_>>().join(", "),
+                ));
+            }
+            let weight: f64 = weight
+                .trim()
+                .parse()
+                .map_err(|_| WeightsError::Malformed(pair.to_owned()))?;
+            if !weight.is_finite() || weight < 0.0 {
+                return Err(WeightsError::BadWeight(name.to_owned()));
+            }
+            weights.insert(name.to_owned(), weight);
+        }
+        Ok(Weights(weights))
+    }
+
+    /// The weights [`WEIGHTS_VARIABLE`] sets, else every one 1 (a malformed setting is
+    /// logged and ignored: a policy must always be made).
+    pub fn from_env() -> Weights {
+        match std::env::var(WEIGHTS_VARIABLE) {
+            Ok(text) => Weights::parse(&text).unwrap_or_else(|error| {
+                tracing::warn!(%error, variable = WEIGHTS_VARIABLE, "signal weights ignored");
+                Weights::unit()
+            }),
+            Err(_) => Weights::unit(),
+        }
+    }
+
+    /// A signal's weight.
+    pub fn of(&self, signal: &str) -> f64 {
+        self.0.get(signal).copied().unwrap_or(1.0)
+    }
+}
+
+/// What kind of say a signal has.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SignalKind {
+    /// It lifts a click's affinity (and so its prior, and the page's promise).
+    Click,
+    /// It lifts a click's prior only.
+    PriorOnly,
+    /// It is a share of the page's value.
+    Page,
+    /// It may only raise the page's value.
+    PageRaising,
+    /// It lowers the page's value.
+    PagePenalty,
+}
+
+/// Every signal: its name, its kind and what it reads (`docs/signals.md` lists the same).
+pub fn catalogue() -> Vec<(&'static str, SignalKind, &'static str)> {
+    let mut all = vec![(
+        GOAL_SIMILARITY,
+        SignalKind::Click,
+        "how like the goal the control's name, text and nearby text are (n-grams; the sentence model too where loaded)",
+    )];
+    all.extend(CLICK_SIGNALS.iter().map(|s| {
+        let kind = if s.prior_only {
+            SignalKind::PriorOnly
+        } else {
+            SignalKind::Click
+        };
+        (s.name, kind, s.reads)
+    }));
+    all.extend(PAGE_SIGNALS.iter().map(|s| {
+        let kind = if s.raises_only {
+            SignalKind::PageRaising
+        } else {
+            SignalKind::Page
+        };
+        (s.name, kind, s.reads)
+    }));
+    all.push((
+        MISPLACED_VALUES,
+        SignalKind::PagePenalty,
+        "fields labelled for one of the goal's values that hold another",
+    ));
+    all
+}
+
+/// Every signal's name, clicks' and pages' (and the page's penalty).
+pub fn signal_names() -> impl Iterator<Item = &'static str> {
+    std::iter::once(GOAL_SIMILARITY)
+        .chain(CLICK_SIGNALS.iter().map(|s| s.name))
+        .chain(PAGE_SIGNALS.iter().map(|s| s.name))
+        .chain(std::iter::once(MISPLACED_VALUES))
+}
+
+/// A click's affinity from its base (`goal_similarity`) and its signals' lifts, and what each
+/// added: floors first, then additions, then factors, each as weighted. The one place a
+/// click's signals meet.
+pub(super) fn combine(base: f64, lifts: &[(&'static str, Lift)], weights: &Weights) -> (f64, Why) {
+    let mut affinity = weights.of(GOAL_SIMILARITY) * base;
+    let mut why = vec![(GOAL_SIMILARITY, affinity)];
+    let floors = lifts.iter().filter_map(|(n, l)| match l {
+        Lift::AtLeast(x) => Some((*n, *x)),
+        _ => None,
+    });
+    for (name, floor) in floors {
+        let before = affinity;
+        affinity = affinity.max(weights.of(name) * floor);
+        why.push((name, affinity - before));
+    }
+    for (name, lift) in lifts {
+        if let Lift::Add(x) = lift {
+            let added = weights.of(name) * x;
+            affinity += added;
+            why.push((name, added));
+        }
+    }
+    for (name, lift) in lifts {
+        if let Lift::Scale(factor) = lift {
+            let before = affinity;
+            affinity *= factor.powf(weights.of(name));
+            why.push((name, affinity - before));
+        }
+    }
+    (affinity, Why(why))
+}
+
+/// The lifts of the click on element `index`.
+pub(super) fn click_lifts(
+    page: &ClickPage<'_>,
+    index: usize,
+    element: &Element,
+    prior_only: bool,
+) -> Vec<(&'static str, Lift)> {
+    CLICK_SIGNALS
+        .iter()
+        .filter(|s| prior_only || !s.prior_only)
+        .filter_map(|s| (s.lift)(page, index, element).map(|lift| (s.name, lift)))
+        .collect()
+}
+
+/// What the page shows of the goal done, each part in [0, 1] or `None` where the goal names
+/// nothing of the kind on this page.
+pub(super) struct PageParts {
+    pub(super) progress: GoalProgress,
+    /// How near the page is to the date the goal names.
+    pub(super) dates: Option<f64>,
+}
+
+/// One named part of a page's value.
+pub(super) struct PageSignal {
+    pub(super) name: &'static str,
+    pub(super) reads: &'static str,
+    /// Its weight in the mean, against the rest of the hint's 1 (the page's likeness to the
+    /// goal and its most promising action).
+    pub(super) share: f64,
+    /// It may only raise the value: values typed are progress, but their absence says nothing
+    /// (the goal's quoted product name is not for the checkout form's fields).
+    pub(super) raises_only: bool,
+    pub(super) read: fn(&PageParts) -> Option<f64>,
+}
+
+/// The parts of a page's value besides its likeness to the goal.
+pub(super) const PAGE_SIGNALS: &[PageSignal] = &[
+    PageSignal {
+        name: "choices_made",
+        reads: "the checkboxes, radios and options the goal names that are checked (less the others checked)",
+        // On a page of checkboxes every state looks alike to the rest of the hint: without
+        // this gradient a search spends its budget on every subset of the boxes.
+        share: 1.0,
+        raises_only: false,
+        read: |parts| parts.progress.choices,
+    },
+    PageSignal {
+        name: families::PARITY_MARKED,
+        reads: "numbers marked with the Odd/Even control that fits them (MiniWoB++ odd-or-even)",
+        share: 1.0,
+        raises_only: false,
+        read: |parts| parts.progress.parity,
+    },
+    PageSignal {
+        name: "names_shown",
+        reads: "the goal's subjects on show as content (the email by the sender it names, open) or held in a field",
+        share: 1.0,
+        raises_only: false,
+        read: |parts| parts.progress.names,
+    },
+    PageSignal {
+        name: "date_nearness",
+        reads: "how near a calendar's month or a field's date is to the goal's date",
+        // Most of the value: the rest of the hint sees every step of a calendar alike.
+        share: 1.5,
+        raises_only: false,
+        read: |parts| parts.dates,
+    },
+    PageSignal {
+        name: "values_held",
+        reads: "the values the goal gives that some field holds",
+        share: 1.0,
+        raises_only: true,
+        read: |parts| parts.progress.values,
+    },
+];
+
+/// The page's penalty: a field labelled for one of the goal's values that holds another.
+pub(super) const MISPLACED_VALUES: &str = "misplaced_values";
+
+/// What a page's value is multiplied by for each field labelled for one of the goal's values
+/// that holds another (at most four count).
+pub(super) const MISPLACED_VALUE_FACTOR: f64 = 0.8;
+
+/// A page's value: the weighted mean of its hint (weight 1) and the parts it shows, the
+/// parts that only raise taken where they raise it, then the penalty for misplaced values.
+/// The one place a page's signals meet.
+pub(super) fn page_value(hint: f64, parts: &PageParts, weights: &Weights) -> f64 {
+    let (mut sum, mut total) = (hint, 1.0);
+    let present = |raises_only: bool| {
+        PAGE_SIGNALS
+            .iter()
+            .filter(move |s| s.raises_only == raises_only)
+            .filter_map(|s| (s.read)(parts).map(|v| (weights.of(s.name) * s.share, v)))
+    };
+    for (share, value) in present(false) {
+        sum += share * value;
+        total += share;
+    }
+    for (share, value) in present(true) {
+        if share > 0.0 && (sum + share * value) / (total + share) > sum / total {
+            sum += share * value;
+            total += share;
+        }
+    }
+    let misplaced = parts.progress.misplaced.min(4) as i32;
+    let penalty = MISPLACED_VALUE_FACTOR
+        .powi(misplaced)
+        .powf(weights.of(MISPLACED_VALUES));
+    (sum / total * penalty).clamp(0.0, 1.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::goal::GoalReading;
+    use forager_protocol::observation::Observation;
+
+    fn progress() -> GoalProgress {
+        GoalProgress {
+            choices: None,
+            values: None,
+            names: None,
+            parity: None,
+            misplaced: 0,
+        }
+    }
+
+    fn element(role: &str, name: &str) -> Element {
+        crate::testing::control(role, name, "")
+    }
+
+    /// Runs `check` on the lifts of each element of a page for `goal`.
+    fn with_page(goal: &str, elements: Vec<Element>, check: impl Fn(&ClickPage<'_>, &[Element])) {
+        let observation = Observation {
+            url: "http://127.0.0.1/".into(),
+            title: String::new(),
+            http_status: Some(200),
+            elements,
+            text_excerpt: String::new(),
+            console_errors: vec![],
+            dialogs: vec![],
+            snapshot: vec![],
+            forms: vec![],
+            validation_errors: vec![],
+            values: vec![],
+            scrollables: vec![],
+            fingerprint: forager_protocol::Fingerprint([0; 16]),
+        };
+        let task = TaskContext {
+            goal: goal.into(),
+            inputs: Vec::new(),
+            allowed_origins: vec!["http://127.0.0.1".into()],
+            area: None,
+        };
+        let reading = GoalReading::of(goal);
+        let choices = Choices::of(&observation, goal);
+        let n = observation.elements.len();
+        let zeros = vec![0.0; n];
+        let page = ClickPage {
+            observation: &observation,
+            task: &task,
+            reading: &reading,
+            choices: &choices,
+            positions: &zeros,
+            extremes: &vec![false; n],
+            item_shares: &zeros,
+            hidden_quoted: false,
+            pressed_toggles: &[],
+            values_held: false,
+            calendar: None,
+        };
+        check(&page, &observation.elements);
+    }
+
+    #[test]
+    fn floors_then_additions_then_factors_whatever_the_order_given() {
+        let lifts = [
+            ("keeps_course", Lift::Scale(0.5)),
+            ("position", Lift::Add(0.2)),
+            ("names_goal_word", Lift::AtLeast(0.8)),
+        ];
+        let (affinity, why) = combine(0.1, &lifts, &Weights::unit());
+        assert!((affinity - 0.5).abs() < 1e-9, "(max(0.1, 0.8) + 0.2) × 0.5");
+        let mut reversed = lifts;
+        reversed.reverse();
+        assert_eq!(combine(0.1, &reversed, &Weights::unit()).0, affinity);
+        // What each added sums to the affinity.
+        let total: f64 = why.0.iter().map(|(_, lift)| lift).sum();
+        assert!((total - affinity).abs() < 1e-9);
+        assert_eq!(why.top(1)[0].0, "names_goal_word");
+    }
+
+    #[test]
+    fn a_weight_of_zero_turns_a_signal_off_and_one_changes_nothing() {
+        let lifts = [
+            ("position", Lift::Add(0.6)),
+            ("keeps_course", Lift::Scale(0.1)),
+        ];
+        let unit = combine(0.3, &lifts, &Weights::unit()).0;
+        assert!((unit - 0.09).abs() < 1e-9);
+        let off = Weights::parse("position=0, keeps_course=0").expect("known signals");
+        assert!((combine(0.3, &lifts, &off).0 - 0.3).abs() < 1e-9);
+        let one = Weights::parse("position=1").expect("known signal");
+        assert_eq!(combine(0.3, &lifts, &one).0, unit);
+    }
+
+    #[test]
+    fn weights_name_known_signals_with_finite_non_negative_numbers() {
+        assert!(matches!(
+            Weights::parse("colour=1"),
+            Err(WeightsError::UnknownSignal(..))
+        ));
+        assert!(matches!(
+            Weights::parse("position"),
+            Err(WeightsError::Malformed(_))
+        ));
+        assert!(matches!(
+            Weights::parse("position=-1"),
+            Err(WeightsError::BadWeight(_))
+        ));
+        assert!(matches!(
+            Weights::parse("position=NaN"),
+            Err(WeightsError::BadWeight(_))
+        ));
+        assert_eq!(Weights::parse("").expect("empty is unit"), Weights::unit());
+        let names: Vec<&str> = signal_names().collect();
+        let mut unique = names.clone();
+        unique.sort();
+        unique.dedup();
+        assert_eq!(unique.len(), names.len(), "signal names are unique");
+    }
+
+    #[test]
+    fn a_page_value_is_the_weighted_mean_of_its_parts_in_any_order() {
+        let mut parts = PageParts {
+            progress: progress(),
+            dates: None,
+        };
+        assert_eq!(page_value(0.4, &parts, &Weights::unit()), 0.4);
+        parts.progress.choices = Some(1.0);
+        assert!((page_value(0.4, &parts, &Weights::unit()) - 0.7).abs() < 1e-9);
+        // Two parts: each has its share, whichever is read first.
+        parts.progress.names = Some(0.0);
+        assert!((page_value(0.4, &parts, &Weights::unit()) - (0.4 + 1.0) / 3.0).abs() < 1e-9);
+        // A date weighs 1.5 against the hint's 1.
+        let dates = PageParts {
+            progress: progress(),
+            dates: Some(1.0),
+        };
+        assert!((page_value(0.0, &dates, &Weights::unit()) - 0.6).abs() < 1e-9);
+    }
+
+    #[test]
+    fn values_held_only_raise_a_page_and_misplaced_values_lower_it() {
+        let mut parts = PageParts {
+            progress: progress(),
+            dates: None,
+        };
+        parts.progress.values = Some(0.0);
+        assert_eq!(page_value(0.6, &parts, &Weights::unit()), 0.6);
+        parts.progress.values = Some(1.0);
+        assert!((page_value(0.6, &parts, &Weights::unit()) - 0.8).abs() < 1e-9);
+        parts.progress.misplaced = 9;
+        let four = 0.8 * MISPLACED_VALUE_FACTOR.powi(4);
+        assert!((page_value(0.6, &parts, &Weights::unit()) - four).abs() < 1e-9);
+    }
+
+    #[test]
+    fn a_control_the_goal_names_is_lifted_to_the_named_affinity() {
+        with_page(
+            "Open the email by \"Wilhelmina\"",
+            vec![element("link", "Wilhelmina"), element("link", "Doria")],
+            |page, elements| {
+                let named = click_lifts(page, 0, &elements[0], true);
+                assert!(named.contains(&("names_goal_word", Lift::AtLeast(NAMED_AFFINITY))));
+                assert!(click_lifts(page, 1, &elements[1], true).is_empty());
+            },
+        );
+    }
+
+    #[test]
+    fn a_submit_waits_while_a_named_choice_remains_and_a_fields_label_is_held_back() {
+        let mut label = element("clickable", "Name");
+        label.tag = "label".into();
+        let field = element("textbox", "Name");
+        with_page(
+            "Select \"Beta\" and press Submit",
+            vec![
+                element("checkbox", "Beta"),
+                element("button", "Submit"),
+                label,
+                field,
+            ],
+            |page, elements| {
+                let submit = click_lifts(page, 1, &elements[1], true);
+                assert!(submit.contains(&("choices", Lift::Scale(0.5))));
+                let beta = click_lifts(page, 0, &elements[0], true);
+                assert!(!beta.iter().any(|(name, _)| *name == "choices"));
+                let label = click_lifts(page, 2, &elements[2], true);
+                assert!(label.contains(&("focuses_only", Lift::Scale(FOCUSES_ONLY_FACTOR))));
+            },
+        );
+    }
+
+    #[test]
+    fn leaving_the_session_is_held_back_unless_the_goal_asks() {
+        with_page(
+            "Find the release notes",
+            vec![element("link", "Log out"), element("link", "Release notes")],
+            |page, elements| {
+                let lifts = click_lifts(page, 0, &elements[0], true);
+                assert!(matches!(lifts[..], [("keeps_course", Lift::Scale(f))] if f < 0.5));
+                assert!(click_lifts(page, 1, &elements[1], true).is_empty());
+            },
+        );
+    }
+
+    #[test]
+    fn docs_signals_lists_every_signal_with_what_it_reads() {
+        let docs = std::fs::read_to_string(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/signals.md"),
+        )
+        .expect("docs/signals.md");
+        for (name, _, reads) in catalogue() {
+            assert!(
+                docs.contains(&format!("`{name}`")),
+                "{name} is not in docs/signals.md"
+            );
+            assert!(
+                docs.contains(reads),
+                "what {name} reads is not in docs/signals.md"
+            );
+        }
+    }
+
+    #[test]
+    fn a_calendar_step_lifts_the_prior_only() {
+        let signal = CLICK_SIGNALS
+            .iter()
+            .find(|s| s.name == "calendar_step")
+            .expect("the calendar's signal");
+        assert!(signal.prior_only);
+        assert!(CLICK_SIGNALS.iter().filter(|s| s.prior_only).count() == 1);
+    }
+
+    #[test]
+    fn position_extremes_and_ready_forms_add_their_lifts() {
+        with_page(
+            "Click the 2nd button",
+            vec![element("button", "A"), element("button", "B")],
+            |page, elements| {
+                let positions = [0.0, 0.6];
+                let extremes = [true, false];
+                let page = ClickPage {
+                    positions: &positions,
+                    extremes: &extremes,
+                    ..*page
+                };
+                assert_eq!(
+                    click_lifts(&page, 1, &elements[1], true),
+                    vec![("position", Lift::Add(0.6))]
+                );
+                assert_eq!(
+                    click_lifts(&page, 0, &elements[0], true),
+                    vec![("superlative", Lift::Add(EXTREME_LIFT))]
+                );
+            },
+        );
+    }
+}
