@@ -150,6 +150,7 @@ impl<'a> PageRead<'a> {
             hidden_quoted: self.hidden_quoted,
             pressed_toggles: &self.pressed_toggles,
             values_held: self.progress.values == Some(1.0),
+            values_pending: self.progress.values.is_some_and(|v| v < 1.0),
             calendar: self.calendar.as_ref(),
         }
     }
@@ -355,7 +356,8 @@ impl<E: Embedder> DefaultPolicy<E> {
             if element.disabled || !is_text_field(element) {
                 continue;
             }
-            let risk = click_risk(element);
+            // A click into a field only focuses it: its form's submission is not its risk.
+            let risk = risk::classify(ActionShape::Click, &element_context(element));
             if element.readonly && page.progress.values.is_some_and(|v| v < 1.0) {
                 let why = Why::single("opens_picker", PICKER_AFFINITY);
                 let click = click_candidate(element, risk, None, false);

@@ -57,6 +57,8 @@ pub(super) struct ClickPage<'a> {
     pub(super) pressed_toggles: &'a [&'a Element],
     /// Every value the goal gives is held by a field: sending the form is what is left.
     pub(super) values_held: bool,
+    /// Some value the goal gives is held by no field yet: sending a form now sends it without.
+    pub(super) values_pending: bool,
     pub(super) calendar: Option<&'a Calendar>,
 }
 
@@ -94,6 +96,11 @@ pub(super) const EXTREME_LIFT: f64 = 0.3;
 /// What a form's submit button gains when its page's fields hold every value the goal gives
 /// (a suggestion picked, a value typed alone): the step left, ahead of typing again.
 pub(super) const READY_SUBMIT_LIFT: f64 = 0.3;
+
+/// The factor of a form's submit control while a value the goal gives is held by no field:
+/// sent now, the form goes without it (a dead end or a wrong answer), and a whole-form fill
+/// that types the values and sends it is the better first try.
+pub(super) const VALUES_PENDING_FACTOR: f64 = 0.3;
 
 /// The factor of a text field's label: clicking it only focuses the field, which the form's
 /// fill does anyway.
@@ -152,12 +159,16 @@ pub(super) const CLICK_SIGNALS: &[ClickSignal] = &[
         reads: "the control sends a form whose fields hold every value the goal gives",
         prior_only: false,
         lift: |page, _, element| {
-            let sends_form = element.form.as_ref().is_some_and(|f| {
-                f.submit_name
-                    .as_deref()
-                    .is_some_and(|n| n.eq_ignore_ascii_case(&element.name))
-            });
-            (page.values_held && sends_form).then_some(Lift::Add(READY_SUBMIT_LIFT))
+            (page.values_held && sends_form(element)).then_some(Lift::Add(READY_SUBMIT_LIFT))
+        },
+    },
+    ClickSignal {
+        name: "values_pending",
+        reads: "the control sends a form while a value the goal gives is held by no field yet",
+        prior_only: false,
+        lift: |page, _, element| {
+            (page.values_pending && sends_form(element))
+                .then_some(Lift::Scale(VALUES_PENDING_FACTOR))
         },
     },
     ClickSignal {
@@ -234,6 +245,15 @@ pub(super) const CLICK_SIGNALS: &[ClickSignal] = &[
         },
     },
 ];
+
+/// Whether the control is its form's submit control.
+fn sends_form(element: &Element) -> bool {
+    element.form.as_ref().is_some_and(|f| {
+        f.submit_name
+            .as_deref()
+            .is_some_and(|n| n.eq_ignore_ascii_case(&element.name))
+    })
+}
 
 /// An element that carries a name the goal spells out ("the email by Wilhelmina", "click on
 /// "Yes"") is what the goal is about, however little else of the goal its text shares (a
@@ -588,6 +608,7 @@ mod tests {
             hidden_quoted: false,
             pressed_toggles: &[],
             values_held: false,
+            values_pending: false,
             calendar: None,
         };
         check(&page, &observation.elements);
@@ -721,6 +742,38 @@ mod tests {
                 assert!(label.contains(&("focuses_only", Lift::Scale(FOCUSES_ONLY_FACTOR))));
             },
         );
+    }
+
+    #[test]
+    fn a_forms_submit_waits_while_a_value_is_pending_and_is_lifted_once_all_are_held() {
+        let mut submit = element("button", "Go");
+        submit.form = Some(forager_protocol::observation::FormContext {
+            selector: "form".into(),
+            name: String::new(),
+            submit_name: Some("Go".into()),
+            posts: false,
+            implicit: false,
+        });
+        let other = element("button", "Help");
+        with_page("Enter \"Rex\"", vec![submit, other], |page, elements| {
+            let pending = ClickPage {
+                values_pending: true,
+                ..*page
+            };
+            assert_eq!(
+                click_lifts(&pending, 0, &elements[0], true),
+                vec![("values_pending", Lift::Scale(VALUES_PENDING_FACTOR))]
+            );
+            assert!(click_lifts(&pending, 1, &elements[1], true).is_empty());
+            let held = ClickPage {
+                values_held: true,
+                ..*page
+            };
+            assert_eq!(
+                click_lifts(&held, 0, &elements[0], true),
+                vec![("form_ready", Lift::Add(READY_SUBMIT_LIFT))]
+            );
+        });
     }
 
     #[test]
