@@ -777,6 +777,37 @@ mod tests {
     }
 
     #[test]
+    fn the_control_of_the_item_the_goal_names_is_lifted_and_one_pressed_already_held_back() {
+        let mine = crate::testing::control("button", "Like", "@aliquam Nunc id");
+        let theirs = crate::testing::control("button", "Like", "@et Lorem ipsum");
+        with_page(
+            "Click the \"Like\" button on all posts by @aliquam",
+            vec![mine, theirs],
+            |page, elements| {
+                let mine = click_lifts(page, 0, &elements[0], true);
+                assert!(mine.contains(&("item_names_goal", Lift::Add(RECORD_NAMED_LIFT))));
+                let theirs = click_lifts(page, 1, &elements[1], true);
+                assert!(!theirs.iter().any(|(name, _)| *name == "item_names_goal"));
+                let pressed = [&elements[0]];
+                let shares = [1.0, 0.0];
+                let page = ClickPage {
+                    pressed_toggles: &pressed,
+                    item_shares: &shares,
+                    ..*page
+                };
+                let lifts = click_lifts(&page, 0, &elements[0], true);
+                assert!(lifts.contains(&("pressed_already", Lift::Scale(PRESSED_AGAIN_FACTOR))));
+                assert!(lifts.contains(&("item_named", Lift::AtLeast(ITEM_AFFINITY))));
+                assert!(
+                    !click_lifts(&page, 1, &elements[1], true)
+                        .iter()
+                        .any(|(name, _)| *name == "pressed_already" || *name == "item_named")
+                );
+            },
+        );
+    }
+
+    #[test]
     fn leaving_the_session_is_held_back_unless_the_goal_asks() {
         with_page(
             "Find the release notes",
