@@ -469,6 +469,45 @@ fn is_choice(element: &Element) -> bool {
     matches!(element.role.as_str(), "checkbox" | "radio" | "switch")
 }
 
+/// How a signal moves a click's affinity.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Lift {
+    /// Raises it to at least this: a control the goal names is worth that much whatever its
+    /// n-grams say.
+    AtLeast(f64),
+    /// Adds this.
+    Add(f64),
+    /// Multiplies it by this (a factor in (0, 1] holds a control back).
+    Scale(f64),
+}
+
+/// What a click's signals read of a page, once per page.
+struct ClickPage<'a> {
+    observation: &'a Observation,
+    task: &'a TaskContext,
+    reading: &'a GoalReading,
+    choices: &'a Choices<'a>,
+    /// Per element: the bonus of a position the goal names ("the 3rd checkbox").
+    positions: &'a [f64],
+    /// Per element: whether it is a control of the item at the goal's extreme.
+    extremes: &'a [bool],
+    /// Per element: how far its item is one the goal names (the "+" of a dish it orders).
+    item_shares: &'a [f64],
+    /// A control the goal quotes that no element of this page carries ("Mute" in a menu not
+    /// open yet).
+    hidden_quoted: bool,
+    /// Toggles the goal names that are pressed already (pressing them again undoes them).
+    pressed_toggles: &'a [&'a Element],
+    /// Every value the goal gives is held by a field: sending the form is what is left.
+    values_held: bool,
+    /// Some value the goal gives is held by no field yet: sending a form now sends it without.
+    values_pending: bool,
+    calendar: Option<&'a Calendar>,
+}
+
+/// The affinity at least of an element that carries a name or a quoted text of the goal.
+const NAMED_AFFINITY: f64 = 0.8;
+
 /// What the goal asks of the page's choices, read once per page for the clicks' priors.
 struct Choices<'a> {
     goal_words: String,

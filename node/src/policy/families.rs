@@ -9,7 +9,7 @@
 //! (`counted_kind`, visual-addition and count-shape), the items' "+" controls
 //! (`crate::item_controls`, food ordering).
 
-use super::signals::{ClickPage, Lift, NAMED_AFFINITY};
+use super::{ClickPage, Lift, NAMED_AFFINITY};
 use forager_protocol::observation::{Element, Observation};
 
 /// The click signal of [`forward_not_reply`].

@@ -16,51 +16,16 @@
 //! task family live in `families.rs`.
 
 use super::families;
-use super::{Calendar, Choices, GoalProgress, TaskContext, keeps_course, mentions, padded_words};
+pub(super) use super::{ClickPage, Lift, NAMED_AFFINITY};
+use super::{GoalProgress, keeps_course, mentions, padded_words};
 use crate::environment::Why;
 use crate::goal::GoalReading;
-use forager_protocol::observation::{Element, Observation};
+use forager_protocol::observation::Element;
 use std::collections::HashMap;
 
 /// The signal every click starts from: how like the goal the control's words are (n-grams, and
 /// the sentence model where one is loaded).
 pub(super) const GOAL_SIMILARITY: &str = "goal_similarity";
-
-/// How a signal moves a click's affinity.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub(super) enum Lift {
-    /// Raises it to at least this: a control the goal names is worth that much whatever its
-    /// n-grams say.
-    AtLeast(f64),
-    /// Adds this.
-    Add(f64),
-    /// Multiplies it by this (a factor in (0, 1] holds a control back).
-    Scale(f64),
-}
-
-/// What a click's signals read of a page, once per page.
-pub(super) struct ClickPage<'a> {
-    pub(super) observation: &'a Observation,
-    pub(super) task: &'a TaskContext,
-    pub(super) reading: &'a GoalReading,
-    pub(super) choices: &'a Choices<'a>,
-    /// Per element: the bonus of a position the goal names ("the 3rd checkbox").
-    pub(super) positions: &'a [f64],
-    /// Per element: whether it is a control of the item at the goal's extreme.
-    pub(super) extremes: &'a [bool],
-    /// Per element: how far its item is one the goal names (the "+" of a dish it orders).
-    pub(super) item_shares: &'a [f64],
-    /// A control the goal quotes that no element of this page carries ("Mute" in a menu not
-    /// open yet).
-    pub(super) hidden_quoted: bool,
-    /// Toggles the goal names that are pressed already (pressing them again undoes them).
-    pub(super) pressed_toggles: &'a [&'a Element],
-    /// Every value the goal gives is held by a field: sending the form is what is left.
-    pub(super) values_held: bool,
-    /// Some value the goal gives is held by no field yet: sending a form now sends it without.
-    pub(super) values_pending: bool,
-    pub(super) calendar: Option<&'a Calendar>,
-}
 
 /// One named signal of a click's affinity.
 pub(super) struct ClickSignal {
@@ -74,9 +39,6 @@ pub(super) struct ClickSignal {
     /// How it moves the affinity of the click on element `index`, if at all.
     pub(super) lift: fn(&ClickPage<'_>, usize, &Element) -> Option<Lift>,
 }
-
-/// The affinity at least of an element that carries a name or a quoted text of the goal.
-pub(super) const NAMED_AFFINITY: f64 = 0.8;
 
 /// The affinity at least of a control of an item the goal names by the item's words (the
 /// "+" of a dish it orders: [`crate::item_controls`]), and of pressing it as often as the goal
@@ -554,7 +516,7 @@ pub(super) fn page_value(hint: f64, parts: &PageParts, weights: &Weights) -> f64
 mod tests {
     use super::*;
     use crate::goal::GoalReading;
-    use forager_protocol::observation::Observation;
+    use crate::policy::{Choices, TaskContext};
 
     fn progress() -> GoalProgress {
         GoalProgress {
@@ -572,21 +534,7 @@ mod tests {
 
     /// Runs `check` on the lifts of each element of a page for `goal`.
     fn with_page(goal: &str, elements: Vec<Element>, check: impl Fn(&ClickPage<'_>, &[Element])) {
-        let observation = Observation {
-            url: "http://127.0.0.1/".into(),
-            title: String::new(),
-            http_status: Some(200),
-            elements,
-            text_excerpt: String::new(),
-            console_errors: vec![],
-            dialogs: vec![],
-            snapshot: vec![],
-            forms: vec![],
-            validation_errors: vec![],
-            values: vec![],
-            scrollables: vec![],
-            fingerprint: forager_protocol::Fingerprint([0; 16]),
-        };
+        let observation = crate::policy::tests::page(elements);
         let task = TaskContext {
             goal: goal.into(),
             inputs: Vec::new(),
