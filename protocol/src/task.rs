@@ -231,7 +231,17 @@ impl TaskSpec {
     /// Checks every field; the error names the first bad one.
     pub fn validate(&self) -> Result<(), TaskError> {
         let start = parse_web_url("start_url", &self.start_url)?;
+        self.validate_goal_and_predicates()?;
+        self.validate_inputs()?;
+        self.validate_budget_and_weights()?;
+        self.validate_places(&start)?;
+        self.validate_consents_and_session()?;
+        debug_assert!(start.host().is_some());
+        Ok(())
+    }
 
+    /// The goal, and the success and failure predicates (sizes, regexes).
+    fn validate_goal_and_predicates(&self) -> Result<(), TaskError> {
         let goal = self.goal.trim();
         if goal.is_empty() {
             return Err(TaskError::field("goal", "must not be empty"));
@@ -290,6 +300,11 @@ impl TaskSpec {
             }
         }
 
+        Ok(())
+    }
+
+    /// The inputs' names and sizes.
+    fn validate_inputs(&self) -> Result<(), TaskError> {
         if self.inputs.len() > MAX_INPUTS {
             return Err(TaskError::field(
                 "inputs",
@@ -316,6 +331,11 @@ impl TaskSpec {
             }
         }
 
+        Ok(())
+    }
+
+    /// The budgets and the score's weights.
+    fn validate_budget_and_weights(&self) -> Result<(), TaskError> {
         let budget = &self.budget;
         if budget.actions == 0 || budget.actions > MAX_ACTION_BUDGET {
             return Err(TaskError::field(
@@ -346,6 +366,12 @@ impl TaskSpec {
             ));
         }
 
+        Ok(())
+    }
+
+    /// The allowed origins, the family, the after-check's page (on an origin of the task)
+    /// and the reset command.
+    fn validate_places(&self, start: &url::Url) -> Result<(), TaskError> {
         for (i, origin) in self.allowed_origins.iter().enumerate() {
             parse_web_url(&format!("allowed_origins[{i}]"), origin)?;
         }
@@ -383,6 +409,12 @@ impl TaskSpec {
                 "must be 1 to 4096 bytes of shell command, without NUL",
             ));
         }
+        Ok(())
+    }
+
+    /// The consents (at most [`MAX_CONSENTS`], each for an origin of the task, above no
+    /// depth it can reach) and the mounted session (with its capsule).
+    fn validate_consents_and_session(&self) -> Result<(), TaskError> {
         if self.consents.len() > MAX_CONSENTS {
             return Err(TaskError::field(
                 "consents",
@@ -419,7 +451,6 @@ impl TaskSpec {
                 ));
             }
         }
-        debug_assert!(start.host().is_some());
         Ok(())
     }
 
