@@ -296,7 +296,7 @@ impl<E: Embedder> DefaultPolicy<E> {
             }
             let risk = click_risk(element);
             let base = self.mixed_affinity(&page.goal, &page.task.goal, element);
-            let all = signals::click_lifts(&clicks, index, element, true);
+            let all = signals::click_lifts(&clicks, index, element);
             let (affinity, why) = signals::combine(base, &all, &self.weights);
             let promising: Vec<_> = all
                 .iter()

@@ -405,11 +405,9 @@ pub(super) fn click_lifts(
     page: &ClickPage<'_>,
     index: usize,
     element: &Element,
-    prior_only: bool,
 ) -> Vec<(&'static str, Lift)> {
     CLICK_SIGNALS
         .iter()
-        .filter(|s| prior_only || !s.prior_only)
         .filter_map(|s| (s.lift)(page, index, element).map(|lift| (s.name, lift)))
         .collect()
 }
@@ -661,9 +659,9 @@ mod tests {
             "Open the email by \"Wilhelmina\"",
             vec![element("link", "Wilhelmina"), element("link", "Doria")],
             |page, elements| {
-                let named = click_lifts(page, 0, &elements[0], true);
+                let named = click_lifts(page, 0, &elements[0]);
                 assert!(named.contains(&("names_goal_word", Lift::AtLeast(NAMED_AFFINITY))));
-                assert!(click_lifts(page, 1, &elements[1], true).is_empty());
+                assert!(click_lifts(page, 1, &elements[1]).is_empty());
             },
         );
     }
@@ -682,11 +680,11 @@ mod tests {
                 field,
             ],
             |page, elements| {
-                let submit = click_lifts(page, 1, &elements[1], true);
+                let submit = click_lifts(page, 1, &elements[1]);
                 assert!(submit.contains(&("choices", Lift::Scale(0.5))));
-                let beta = click_lifts(page, 0, &elements[0], true);
+                let beta = click_lifts(page, 0, &elements[0]);
                 assert!(!beta.iter().any(|(name, _)| *name == "choices"));
-                let label = click_lifts(page, 2, &elements[2], true);
+                let label = click_lifts(page, 2, &elements[2]);
                 assert!(label.contains(&("focuses_only", Lift::Scale(FOCUSES_ONLY_FACTOR))));
             },
         );
@@ -709,16 +707,16 @@ mod tests {
                 ..*page
             };
             assert_eq!(
-                click_lifts(&pending, 0, &elements[0], true),
+                click_lifts(&pending, 0, &elements[0]),
                 vec![("values_pending", Lift::Scale(VALUES_PENDING_FACTOR))]
             );
-            assert!(click_lifts(&pending, 1, &elements[1], true).is_empty());
+            assert!(click_lifts(&pending, 1, &elements[1]).is_empty());
             let held = ClickPage {
                 values_held: true,
                 ..*page
             };
             assert_eq!(
-                click_lifts(&held, 0, &elements[0], true),
+                click_lifts(&held, 0, &elements[0]),
                 vec![("form_ready", Lift::Add(READY_SUBMIT_LIFT))]
             );
         });
@@ -732,9 +730,9 @@ mod tests {
             "Click the \"Like\" button on all posts by @aliquam",
             vec![mine, theirs],
             |page, elements| {
-                let mine = click_lifts(page, 0, &elements[0], true);
+                let mine = click_lifts(page, 0, &elements[0]);
                 assert!(mine.contains(&("item_names_goal", Lift::Add(RECORD_NAMED_LIFT))));
-                let theirs = click_lifts(page, 1, &elements[1], true);
+                let theirs = click_lifts(page, 1, &elements[1]);
                 assert!(!theirs.iter().any(|(name, _)| *name == "item_names_goal"));
                 let pressed = [&elements[0]];
                 let shares = [1.0, 0.0];
@@ -743,11 +741,11 @@ mod tests {
                     item_shares: &shares,
                     ..*page
                 };
-                let lifts = click_lifts(&page, 0, &elements[0], true);
+                let lifts = click_lifts(&page, 0, &elements[0]);
                 assert!(lifts.contains(&("pressed_already", Lift::Scale(PRESSED_AGAIN_FACTOR))));
                 assert!(lifts.contains(&("item_named", Lift::AtLeast(ITEM_AFFINITY))));
                 assert!(
-                    !click_lifts(&page, 1, &elements[1], true)
+                    !click_lifts(&page, 1, &elements[1])
                         .iter()
                         .any(|(name, _)| *name == "pressed_already" || *name == "item_named")
                 );
@@ -761,9 +759,9 @@ mod tests {
             "Find the release notes",
             vec![element("link", "Log out"), element("link", "Release notes")],
             |page, elements| {
-                let lifts = click_lifts(page, 0, &elements[0], true);
+                let lifts = click_lifts(page, 0, &elements[0]);
                 assert!(matches!(lifts[..], [("keeps_course", Lift::Scale(f))] if f < 0.5));
-                assert!(click_lifts(page, 1, &elements[1], true).is_empty());
+                assert!(click_lifts(page, 1, &elements[1]).is_empty());
             },
         );
     }
@@ -810,11 +808,11 @@ mod tests {
                     ..*page
                 };
                 assert_eq!(
-                    click_lifts(&page, 1, &elements[1], true),
+                    click_lifts(&page, 1, &elements[1]),
                     vec![("position", Lift::Add(0.6))]
                 );
                 assert_eq!(
-                    click_lifts(&page, 0, &elements[0], true),
+                    click_lifts(&page, 0, &elements[0]),
                     vec![("superlative", Lift::Add(EXTREME_LIFT))]
                 );
             },
