@@ -1,9 +1,10 @@
 //! Chromium latencies, a bench program (`cargo bench -p forager-tests --bench browser`).
 //!
-//! Per-action latency (observe, fingerprint, click, fill) and the cost of restoring a state
-//! with page reuse (walking live tabs, the page cache) against without it (a fresh context and
-//! a replay from the start URL each time), on the 370-page documentation fixture. Medians over
-//! repetitions, both variants in one run. Arguments after `--`: `--reps N` (default 5).
+//! Per-action latency (observe, with and without names from the accessibility tree, fingerprint,
+//! click, fill) and the cost of restoring a state with page reuse (walking live tabs, the page
+//! cache) against without it (a fresh context and a replay from the start URL each time), on
+//! the 370-page documentation fixture. Medians over repetitions, both variants in one run.
+//! Arguments after `--`: `--reps N` (default 5).
 
 use forager_node::Environment;
 use forager_node::browser::{
@@ -88,6 +89,8 @@ fn main() {
         let mut open_ms = Vec::new();
         let mut goto_ms = Vec::new();
         let mut observe_ms = Vec::new();
+        let mut with_tree_ms = Vec::new();
+        let mut without_tree_ms = Vec::new();
         let mut fingerprint_us = Vec::new();
         for _ in 0..reps {
             let t = Instant::now();
@@ -108,9 +111,27 @@ fn main() {
                 .expect("navigate");
             tab.settle().await.expect("settle");
             goto_ms.push(ms(t.elapsed()));
+            // The accessibility tree's cost: a look with the page script's names only, the
+            // first look with the tree (asked about every element), then again (the tab keeps
+            // the readings of the document), interleaved with looks without it.
+            let t = Instant::now();
+            tab.observation_without_accessibility()
+                .await
+                .expect("observe");
+            without_tree_ms.push(ms(t.elapsed()));
             let t = Instant::now();
             let observation = tab.observation().await.expect("observe");
             observe_ms.push(ms(t.elapsed()));
+            for _ in 0..5 {
+                let t = Instant::now();
+                tab.observation().await.expect("observe");
+                with_tree_ms.push(ms(t.elapsed()));
+                let t = Instant::now();
+                tab.observation_without_accessibility()
+                    .await
+                    .expect("observe");
+                without_tree_ms.push(ms(t.elapsed()));
+            }
             let t = Instant::now();
             for _ in 0..100 {
                 std::hint::black_box(forager_protocol::fingerprint::fingerprint(
@@ -190,9 +211,19 @@ fn main() {
             "  navigate + settle                 {:>8.1} ms",
             median(goto_ms)
         );
+        let (first, again, without_tree) = (
+            median(observe_ms),
+            median(with_tree_ms),
+            median(without_tree_ms),
+        );
+        println!("  observe, page script's names only {without_tree:>8.1} ms");
         println!(
-            "  observe (DOM walk, snapshot)      {:>8.1} ms",
-            median(observe_ms)
+            "  observe, first look, AX tree names {first:>7.1} ms ({:.2}×)",
+            first / without_tree
+        );
+        println!(
+            "  observe again, AX readings kept   {again:>8.1} ms ({:.2}×)",
+            again / without_tree
         );
         println!(
             "  fingerprint (hash of a snapshot)  {:>8.1} µs",

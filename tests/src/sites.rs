@@ -2,6 +2,9 @@
 //! port, so each is its own origin), with counters the tests read (orders placed, hits on a
 //! canary origin).
 
+mod components;
+pub use components::components;
+
 use axum::Router;
 use axum::body::{Body, Bytes};
 use axum::extract::{Form, Path, Query, State};

@@ -6,6 +6,8 @@
 //! before it leaves the browser, and is logged); listeners for console errors, exceptions,
 //! dialogs and renderer crashes. Every CDP call runs under a timeout.
 
+mod accessibility;
+
 use crate::environment::EnvError;
 use chromiumoxide::cdp::browser_protocol::fetch::{
     ContinueRequestParams, EnableParams as FetchEnable, EventRequestPaused, FailRequestParams,
@@ -238,6 +240,9 @@ pub(crate) struct RawObservation {
     pub values: Vec<forager_protocol::observation::PageValue>,
     #[serde(default)]
     pub scrollables: Vec<forager_protocol::observation::Scrollable>,
+    /// A random name of the document, the same for every look at it.
+    #[serde(default)]
+    pub document: String,
 }
 
 #[derive(Debug, Deserialize)]
@@ -315,6 +320,9 @@ struct EvaluateParams {
     return_by_value: bool,
     await_promise: bool,
     timeout: f64,
+    /// The group the returned object handles belong to (released together).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    object_group: Option<&'static str>,
 }
 
 /// Which locator of a target's chain resolved it.
@@ -330,6 +338,9 @@ pub struct Tab {
     listeners: Vec<tokio::task::JoinHandle<()>>,
     timeouts: Timeouts,
     closed: bool,
+    /// The accessibility tree's readings of the current document's elements (see
+    /// [`accessibility`]).
+    names: Mutex<accessibility::NameCache>,
 }
 
 impl std::fmt::Debug for Tab {
@@ -408,6 +419,7 @@ impl Tab {
             listeners: Vec::new(),
             timeouts,
             closed: false,
+            names: Mutex::default(),
         };
         if let Err(e) = tab.install(guard, network, seed, user_init).await {
             tab.close().await;
@@ -698,21 +710,7 @@ impl Tab {
         self.check_alive()?;
         let limit = self.timeouts.call;
         let context_id = if isolated {
-            let mut id = None;
-            // The utility world of a fresh document appears shortly after it.
-            for _ in 0..20 {
-                id = timed(
-                    "find the isolated world",
-                    limit,
-                    self.page.secondary_execution_context(),
-                )
-                .await?;
-                if id.is_some() {
-                    break;
-                }
-                tokio::time::sleep(Duration::from_millis(10)).await;
-            }
-            id.map(|id| *id.inner())
+            self.isolated_context().await?
         } else {
             None
         };
@@ -724,6 +722,7 @@ impl Tab {
                 return_by_value: true,
                 await_promise: true,
                 timeout: limit.as_millis() as f64,
+                object_group: None,
             },
         };
         let response = timed("evaluate", limit, self.page.execute(command)).await?;
@@ -743,6 +742,25 @@ impl Tab {
             .pointer("/result/value")
             .cloned()
             .unwrap_or(serde_json::Value::Null))
+    }
+
+    /// The utility world of the current document (`None` when it never showed up).
+    async fn isolated_context(&self) -> Result<Option<i64>, EnvError> {
+        let mut id = None;
+        // The utility world of a fresh document appears shortly after it.
+        for _ in 0..20 {
+            id = timed(
+                "find the isolated world",
+                self.timeouts.call,
+                self.page.secondary_execution_context(),
+            )
+            .await?;
+            if id.is_some() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        Ok(id.map(|id| *id.inner()))
     }
 
     /// How many times the page's own element handlers have run for real input in the current
@@ -767,8 +785,24 @@ impl Tab {
         Some(Duration::from_secs_f64(left.min(1000.0) / 1000.0))
     }
 
-    /// Observes the page (raw form).
+    /// Observes the page (raw form): the page script's walk, then each element's role and
+    /// name from Chromium's accessibility tree where it has them (see [`accessibility`]).
     pub(crate) async fn observe_raw(&self) -> Result<RawObservation, EnvError> {
+        let mut raw = self.observe_dom().await?;
+        self.name_from_accessibility(&raw.document, &mut raw.elements)
+            .await;
+        Ok(raw)
+    }
+
+    /// Observes the page with the page script's names and roles only: what the browser bench
+    /// compares the accessibility tree's cost against.
+    pub async fn observation_without_accessibility(&self) -> Result<Observation, EnvError> {
+        let raw = self.observe_dom().await?;
+        let (console_errors, dialogs) = self.drain_events();
+        Ok(to_observation(raw, console_errors, dialogs))
+    }
+
+    async fn observe_dom(&self) -> Result<RawObservation, EnvError> {
         let script = format!("(() => {{\n{PRELUDE}\n{OBSERVE}\n}})()");
         let value = self.evaluate(script, true).await?;
         serde_json::from_value(value)
@@ -790,7 +824,7 @@ impl Tab {
         selectors: &[String],
     ) -> Result<(Vec<bool>, Vec<bool>), EnvError> {
         let script = format!(
-            "(() => {{ const TEXTS = {}; const SELECTORS = {};\n{PREDICATES}\n}})()",
+            "(() => {{ const TEXTS = {}; const SELECTORS = {};\n{PRELUDE}\n{PREDICATES}\n}})()",
             js_string(&texts),
             js_string(&selectors)
         );

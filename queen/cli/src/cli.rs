@@ -312,10 +312,11 @@ pub struct TaskArgs {
     /// Success when the page URL matches this regular expression.
     #[arg(long, value_name = "REGEX")]
     pub success_url: Option<String>,
-    /// Success when this text is on the page.
+    /// Success when this text is on the page (or in one of its same-origin frames).
     #[arg(long, value_name = "TEXT")]
     pub success_text: Option<String>,
-    /// Success when an element matches this CSS selector.
+    /// Success when an element matches this CSS selector. `HOST >>> INNER` steps into the open
+    /// shadow root of what HOST matches, or into the document of a same-origin frame.
     #[arg(long, value_name = "CSS")]
     pub success_selector: Option<String>,
     /// Success when this JavaScript expression is `true` in the page.

@@ -33,19 +33,17 @@ const pickerValue = (type, text) => {
   return text;
 };
 const norm = (s) => clip(s, 200).toLowerCase().replace(/[0-9]+/g, "#");
-const wantName = norm(EXPECT.name);
+// The name the page's scripts compute (the Role locator's): the target's own name may be the
+// accessibility tree's, which these scripts cannot compute.
+const roleLocator = LOCATORS.find((l) => l.Role !== undefined);
+const wantName = norm(roleLocator ? roleLocator.Role.name : EXPECT.name);
 const findBy = (locator) => {
   if (locator.Css !== undefined) {
-    let all;
-    try {
-      all = document.querySelectorAll(locator.Css);
-    } catch (e) {
-      return null;
-    }
-    return Array.from(all).find(visible) || all[0] || null;
+    const all = resolveCss(locator.Css);
+    return all.find(visible) || all[0] || null;
   }
   if (locator.Near !== undefined) return nearTarget(locator.Near);
-  const pool = Array.from(document.querySelectorAll(INTERACTIVE + ", div, span, li, td, label"));
+  const pool = deepAll(INTERACTIVE + ", div, span, li, td, label");
   if (locator.Role !== undefined) {
     const want = norm(locator.Role.name);
     const matches = pool.filter((el) => (roleOf(el) || "clickable") === locator.Role.role && norm(nameOf(el)) === want);
@@ -94,7 +92,8 @@ switch (OP) {
     const { x, y } = point;
     if (!point.lands) {
       const top = document.elementFromPoint(x, y);
-      return { status: "covered", locator: used, covered_by: clip(top.tagName + " " + (top.id ? "#" + top.id : "") + " " + textOf(top), 80) };
+      const by = top ? clip(top.tagName + " " + (top.id ? "#" + top.id : "") + " " + textOf(top), 80) : "another element";
+      return { status: "covered", locator: used, covered_by: by };
     }
     return { status: "ok", locator: used, x, y };
   }
@@ -110,7 +109,8 @@ switch (OP) {
     }
     el.focus();
     if ("value" in el) {
-      const proto = el.tagName === "TEXTAREA" ? HTMLTextAreaElement.prototype : HTMLInputElement.prototype;
+      const win = windowOf(el);
+      const proto = el.tagName === "TEXTAREA" ? win.HTMLTextAreaElement.prototype : win.HTMLInputElement.prototype;
       const setter = Object.getOwnPropertyDescriptor(proto, "value");
       if (setter && setter.set) setter.set.call(el, "");
       else el.value = "";
@@ -118,7 +118,7 @@ switch (OP) {
     } else if (el.isContentEditable) {
       el.textContent = "";
     }
-    return { status: document.activeElement === el ? "ok" : "unfocusable", locator: used };
+    return { status: deepActive() === el ? "ok" : "unfocusable", locator: used };
   }
   case "select": {
     if (el.tagName !== "SELECT") return { status: "not_select", locator: used };
@@ -144,7 +144,7 @@ switch (OP) {
   case "set_value": {
     const type = (el.getAttribute("type") || "").toLowerCase();
     const value = pickerValue(type, String(ARG).trim());
-    const proto = Object.getOwnPropertyDescriptor(HTMLInputElement.prototype, "value");
+    const proto = Object.getOwnPropertyDescriptor(windowOf(el).HTMLInputElement.prototype, "value");
     el.focus();
     proto.set.call(el, value);
     if (el.value === "" && value !== "") return { status: "bad_value", locator: used };
@@ -160,11 +160,12 @@ switch (OP) {
     if (ARG === "probe") el.scrollIntoView({ block: "nearest", inline: "nearest", behavior: "instant" });
     const r = shownRect(el);
     if (!r) return { status: "hidden", locator: used };
+    const offset = frameOffset(el);
     return {
       status: "ok",
       locator: used,
-      x: (r.left + r.right) / 2,
-      y: (r.top + r.bottom) / 2,
+      x: offset.x + (r.left + r.right) / 2,
+      y: offset.y + (r.top + r.bottom) / 2,
       at: scrollPosition(el),
     };
   }
@@ -209,7 +210,7 @@ switch (OP) {
     if (ARG === "focus") {
       el.scrollIntoView({ block: "center", inline: "center", behavior: "instant" });
       el.focus();
-      if (document.activeElement !== el) return { status: "unfocusable", locator: used };
+      if (deepActive() !== el) return { status: "unfocusable", locator: used };
     }
     const NUMBER = /^[-+\u2212]?\d+(?:\.\d+)?$/;
     const number = (text) => {

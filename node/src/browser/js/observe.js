@@ -9,6 +9,10 @@
   const VALUE_MAX_CHARS = 2000;
   const started = performance.now();
   const elements = [];
+  // The DOM elements behind `elements`, in order, kept where tab.rs finds them to ask
+  // Chromium's accessibility tree for their roles and names (OBSERVED).
+  const described = [];
+  window[Symbol.for("forager.observed")] = described;
   const seen = new Set();
   let truncated = false;
 
@@ -63,7 +67,7 @@
   const roleCount = new Map();
   const anchorCounts = new Map(); // anchor text → role counts at its first occurrence
   let nearest = "";
-  for (const el of document.querySelectorAll(INTERACTIVE + ", " + ANCHORS)) {
+  for (const el of deepAll(INTERACTIVE + ", " + ANCHORS)) {
     if (elements.length >= MAX_ELEMENTS || performance.now() - started > TIME_BUDGET_MS) {
       truncated = true;
       break;
@@ -79,7 +83,10 @@
         near = { anchor: nearest, role, nth: before - (at.get(role) || 0) + 1 };
       }
       // Counted (the Near walk counts it too) but not proposed: a click would hit the overlay.
-      if (!covered(el)) elements.push(describe(el, role, near));
+      if (!covered(el)) {
+        elements.push(describe(el, role, near));
+        described.push(el);
+      }
     }
     if (el.matches(ANCHORS)) {
       const text = anchorText(el);
@@ -94,12 +101,12 @@
   // ancestor. SVG shapes count: they are clicked like anything else.
   const clickables = [];
   if (!truncated) {
-    const candidates = document.querySelectorAll("div, span, li, td, img, label, p, i, b, em, strong, svg, svg *, [" + LISTENS + "]");
+    const candidates = deepAll("div, span, li, td, img, label, p, i, b, em, strong, svg, svg *, [" + LISTENS + "]");
     const CONTROLS = INTERACTIVE + ", [" + LISTENS + "]";
     let checked = 0;
     for (const el of candidates) {
       if (elements.length >= MAX_ELEMENTS || checked++ > 3000 || performance.now() - started > TIME_BUDGET_MS) break;
-      if (seen.has(el) || el === document.body || el === document.documentElement) continue;
+      if (seen.has(el) || el === el.ownerDocument.body || el === el.ownerDocument.documentElement) continue;
       if (el.parentElement && el.parentElement.closest(INTERACTIVE)) continue;
       if (el.matches(INTERACTIVE)) continue;
       // A slider's track: a click there jumps the handle to wherever it lands; the slide
@@ -108,9 +115,9 @@
       const listens = el.hasAttribute(LISTENS);
       let inner = null; // the controls inside, read once and only when needed
       if (!listens) {
-        if (getComputedStyle(el).cursor !== "pointer") continue;
+        if (styleOf(el).cursor !== "pointer") continue;
         const parent = el.parentElement;
-        if (parent && getComputedStyle(parent).cursor === "pointer") continue;
+        if (parent && styleOf(parent).cursor === "pointer") continue;
         if (!textOf(el)) continue;
         // A wrapper around two or more controls is a group, not a control of its own: its
         // pointer cursor is often only `:hover` styling left by the last click.
@@ -128,7 +135,10 @@
       if (!visible(el) || isBackdrop(el)) continue;
       seen.add(el);
       clickables.push(el);
-      if (!covered(el)) elements.push(describe(el, "", null));
+      if (!covered(el)) {
+        elements.push(describe(el, "", null));
+        described.push(el);
+      }
     }
   }
 
@@ -139,7 +149,7 @@
   const scrollables = [];
   {
     let checked = 0;
-    for (const el of document.querySelectorAll("textarea, div, section, article, pre, p, ul, ol, main, aside, table")) {
+    for (const el of deepAll("textarea, div, section, article, pre, p, ul, ol, main, aside, table")) {
       if (scrollables.length >= 8 || checked++ > 3000 || performance.now() - started > 2 * TIME_BUDGET_MS) break;
       if (el.scrollHeight <= el.clientHeight + 8 || !isTextScroller(el)) continue;
       const role = roleOf(el);
@@ -157,7 +167,7 @@
   // field holds: as a digest, never the text), since a click or a fill that changes only
   // those has still changed the page.
   const snapshot = [];
-  const snapshotted = Array.from(document.querySelectorAll(INTERACTIVE + ", h1, h2, h3, h4, h5, h6, [role=alert], [role=status], [role=heading], img[alt], [aria-invalid=true]"));
+  const snapshotted = deepAll(INTERACTIVE + ", h1, h2, h3, h4, h5, h6, [role=alert], [role=status], [role=heading], img[alt], [aria-invalid=true]");
   for (const el of snapshotted.concat(clickables)) {
     if (snapshot.length >= MAX_SNAPSHOT || performance.now() - started > 2 * TIME_BUDGET_MS) break;
     if (!visible(el)) continue;
@@ -184,7 +194,7 @@
   // March and May look alike. Digits masked, so a counter or a clock in one is no new state.
   {
     let titles = 0;
-    for (const el of document.querySelectorAll("caption, legend, output, [aria-live]:not([aria-live=off]), [class*=title i]")) {
+    for (const el of deepAll("caption, legend, output, [aria-live]:not([aria-live=off]), [class*=title i]")) {
       if (titles >= 20 || snapshot.length >= MAX_SNAPSHOT) break;
       if (el.tagName === "TITLE" || el.matches(INTERACTIVE) || el.closest(INTERACTIVE) || el.querySelector(INTERACTIVE)) continue;
       const text = clip(el.innerText || "", 80).replace(/[0-9]+/g, "#");
@@ -215,7 +225,7 @@
     clip(f.getAttribute("name") || f.getAttribute("id") || f.getAttribute("action") || "form", 80));
 
   const validation = [];
-  for (const el of document.querySelectorAll("[aria-invalid=true], [role=alert], .error, .errors, .invalid-feedback, .field-error")) {
+  for (const el of deepAll("[aria-invalid=true], [role=alert], .error, .errors, .invalid-feedback, .field-error")) {
     if (validation.length >= 20) break;
     if (!visible(el)) continue;
     const t = clip(el.innerText || el.getAttribute("aria-label") || "", 160);
@@ -231,22 +241,22 @@
     value = kind === "field" ? value.slice(0, VALUE_MAX_CHARS) : clip(value, VALUE_MAX_CHARS);
     if (value && values.length < 60) values.push({ label, value, kind });
   };
-  for (const row of document.querySelectorAll("tr")) {
+  for (const row of deepAll("tr")) {
     if (values.length >= 30) break;
     const cells = Array.from(row.children).filter((c) => c.tagName === "TD" || c.tagName === "TH");
     if (cells.length === 2 && visible(row)) addValue(cells[0].innerText, cells[1].innerText, "pair");
   }
-  for (const term of document.querySelectorAll("dt")) {
+  for (const term of deepAll("dt")) {
     if (values.length >= 40) break;
     const definition = term.nextElementSibling;
     if (definition && definition.tagName === "DD" && visible(term)) addValue(term.innerText, definition.innerText, "pair");
   }
-  for (const field of document.querySelectorAll("textarea, input:not([type=hidden]):not([type=password])")) {
+  for (const field of deepAll("textarea, input:not([type=hidden]):not([type=password])")) {
     if (values.length >= 50) break;
     if (!field.value || !visible(field) || ["checkbox", "radio", "submit", "button", "reset", "image", "file"].includes(field.type)) continue;
     addValue(nameOf(field), field.value, "field");
   }
-  for (const p of document.querySelectorAll("p")) {
+  for (const p of deepAll("p")) {
     if (values.length >= 60) break;
     if (visible(p) && !p.querySelector("input, textarea, select, button")) addValue("", p.innerText, "paragraph");
   }
@@ -254,7 +264,7 @@
   // captcha's letters, each in its own span). Bounded: the first 400 divs.
   const inline = new Set(["SPAN", "B", "I", "EM", "STRONG", "SMALL", "FONT", "SUB", "SUP", "CODE", "MARK", "BR"]);
   let divs = 0;
-  for (const div of document.querySelectorAll("div")) {
+  for (const div of deepAll("div")) {
     if (values.length >= 60 || ++divs > 400) break;
     if (!Array.from(div.children).every((c) => inline.has(c.tagName))) continue;
     const text = div.textContent.trim();
@@ -278,6 +288,17 @@
     values.push({ label: word, value: String(count), kind: "count" });
   }
 
+  // A random name given to the document on its first look (kept in this world, which the
+  // document's own scripts cannot reach): what the accessibility readings are kept under.
+  const documentName = () => {
+    const key = Symbol.for("forager.document");
+    if (!window[key]) {
+      const bytes = new Uint8Array(8);
+      crypto.getRandomValues(bytes);
+      window[key] = Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+    }
+    return window[key];
+  };
   const nav = performance.getEntriesByType("navigation")[0];
   return {
     url: location.href,
@@ -285,7 +306,7 @@
     http_status: nav && nav.responseStatus ? nav.responseStatus : null,
     ready_state: document.readyState,
     elements,
-    text_excerpt: clip(document.body ? document.body.innerText : "", 2000),
+    text_excerpt: clip(framesText(), 2000),
     snapshot,
     forms,
     validation_errors: validation,
@@ -293,4 +314,5 @@
     scrollables,
     truncated,
     node_count: document.getElementsByTagName("*").length,
+    document: documentName(),
   };

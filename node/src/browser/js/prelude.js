@@ -6,14 +6,111 @@ const clip = (s, n) => {
   return s.length > n ? s.slice(0, n) : s;
 };
 
+// The window an element lives in: a same-origin frame's own, else ours.
+const windowOf = (el) => (el.ownerDocument && el.ownerDocument.defaultView) || window;
+const styleOf = (el) => windowOf(el).getComputedStyle(el);
+
+// A same-origin frame's document, or null (a cross-origin frame's is not ours to read).
+const frameDocument = (el) => {
+  if (el.tagName !== "IFRAME" && el.tagName !== "FRAME") return null;
+  try {
+    const doc = el.contentDocument;
+    return doc && doc.documentElement ? doc : null;
+  } catch (e) {
+    return null;
+  }
+};
+
+// Every tree a person sees controls in: the document, each open shadow root and each
+// same-origin frame's document, depth first (a root's own trees after it). Bounded: the
+// first MAX_SCANNED elements of each root are looked at for shadow hosts, at most MAX_ROOTS
+// roots, MAX_ROOT_DEPTH levels.
+const MAX_ROOTS = 64;
+const MAX_ROOT_DEPTH = 6;
+const MAX_SCANNED = 20000;
+const rootsFrom = (start) => {
+  const roots = [];
+  const visit = (root, depth) => {
+    if (roots.length >= MAX_ROOTS || depth > MAX_ROOT_DEPTH) return;
+    roots.push(root);
+    let scanned = 0;
+    for (const el of root.querySelectorAll("*")) {
+      if (++scanned > MAX_SCANNED || roots.length >= MAX_ROOTS) break;
+      if (el.shadowRoot) {
+        visit(el.shadowRoot, depth + 1);
+      } else if (el.tagName === "IFRAME" || el.tagName === "FRAME") {
+        const doc = frameDocument(el);
+        if (doc) visit(doc, depth + 1);
+      }
+    }
+  };
+  visit(start, 0);
+  return roots;
+};
+const ROOTS = rootsFrom(document);
+
+// `querySelectorAll` over every root, in the order of ROOTS: what observation and actions
+// both walk, so that counts (a Near locator's nth) agree.
+const deepAll = (selector) => {
+  if (ROOTS.length === 1) return Array.from(document.querySelectorAll(selector));
+  const all = [];
+  for (const root of ROOTS) for (const el of root.querySelectorAll(selector)) all.push(el);
+  return all;
+};
+
+// The text a person reads: the document's, then each same-origin frame's.
+const framesText = () => {
+  const texts = [];
+  for (const root of ROOTS) {
+    if (root.nodeType === 9 && root.body) texts.push(root.body.innerText || "");
+  }
+  return texts.join("\n");
+};
+
+// The focused element, inside shadow roots and frames.
+const deepActive = () => {
+  let active = document.activeElement;
+  for (let depth = 0; active && depth < MAX_ROOT_DEPTH; depth++) {
+    const inner = active.shadowRoot ? active.shadowRoot.activeElement : frameDocument(active)?.activeElement;
+    if (!inner || inner === active) break;
+    active = inner;
+  }
+  return active;
+};
+
+// Where an element's frame sits in our viewport: the offsets to add to the coordinates its
+// own window gives (0, 0 in the top document).
+const frameOffset = (el) => {
+  let x = 0, y = 0;
+  let doc = el.ownerDocument;
+  for (let depth = 0; doc && doc !== document && depth < MAX_ROOT_DEPTH; depth++) {
+    const frame = doc.defaultView && doc.defaultView.frameElement;
+    if (!frame) break;
+    const r = frame.getBoundingClientRect();
+    const style = styleOf(frame);
+    x += r.left + frame.clientLeft + (parseFloat(style.paddingLeft) || 0);
+    y += r.top + frame.clientTop + (parseFloat(style.paddingTop) || 0);
+    doc = frame.ownerDocument;
+  }
+  return { x, y };
+};
+
+// The element a node hangs from, across a shadow root's boundary (its host).
+const parentAcross = (node) => {
+  if (node.parentElement) return node.parentElement;
+  const root = node.getRootNode && node.getRootNode();
+  return root && root.host ? root.host : null;
+};
+
 const visible = (el) => {
   if (!el.isConnected) return false;
   const rect = el.getBoundingClientRect();
   if (rect.width <= 0 || rect.height <= 0) return false;
   // Parked above or left of the document ("Skip to main content" until focused): no scroll
   // brings it under a pointer.
-  if (rect.bottom + window.scrollY <= 0 || rect.right + window.scrollX <= 0) return false;
-  const style = getComputedStyle(el);
+  const win = windowOf(el);
+  if (rect.bottom + win.scrollY <= 0 || rect.right + win.scrollX <= 0) return false;
+  const style = styleOf(el);
   if (style.visibility === "hidden" || style.display === "none" || style.opacity === "0") {
     return false;
   }
@@ -24,7 +121,9 @@ const textOf = (el) => clip(el.innerText || el.textContent || "", 160);
 
 const labelledBy = (el) => {
   const ids = (el.getAttribute("aria-labelledby") || "").split(/\s+/).filter(Boolean);
-  return clip(ids.map((id) => textOf(document.getElementById(id) || document.createElement("i"))).join(" "), 160);
+  const root = el.getRootNode();
+  const byId = (id) => (root.getElementById ? root.getElementById(id) : null) || document.getElementById(id);
+  return clip(ids.map((id) => textOf(byId(id) || document.createElement("i"))).join(" "), 160);
 };
 
 const labelFor = (el) => {
@@ -73,7 +172,7 @@ const wrapperLabel = (el) => {
   let inner = el;
   for (let depth = 0; depth < 3; depth++) {
     const wrapper = inner.parentElement;
-    if (!wrapper || wrapper === document.body || wrapper.querySelectorAll(FIELD_CONTROLS).length !== 1) {
+    if (!wrapper || wrapper === el.ownerDocument.body || wrapper.querySelectorAll(FIELD_CONTROLS).length !== 1) {
       return "";
     }
     const texts = [];
@@ -157,7 +256,7 @@ const nameOf = (el, role) => {
 // one (grey, black and white name nothing). A swatch, a shade, a tile is told by it.
 const COLOR_WORDS = [[15, "red"], [45, "orange"], [70, "yellow"], [165, "green"], [195, "cyan"], [255, "blue"], [290, "purple"], [345, "pink"], [360, "red"]];
 const colorWord = (el) => {
-  const m = /rgba?\(([\d.]+),\s*([\d.]+),\s*([\d.]+)(?:,\s*([\d.]+))?/.exec(getComputedStyle(el).backgroundColor || "");
+  const m = /rgba?\(([\d.]+),\s*([\d.]+),\s*([\d.]+)(?:,\s*([\d.]+))?/.exec(styleOf(el).backgroundColor || "");
   if (!m || (m[4] !== undefined && Number(m[4]) < 0.5)) return "";
   const [r, g, b] = [m[1], m[2], m[3]].map((v) => Number(v) / 255);
   const max = Math.max(r, g, b), min = Math.min(r, g, b), light = (max + min) / 2, chroma = max - min;
@@ -196,9 +295,10 @@ const itemText = (node) => {
 // "" when there is none; an item that says nothing more than the element is passed over.
 const recordOf = (el) => {
   let node = el.parentElement;
-  for (let depth = 0; node && node !== document.body && depth < 6; depth++) {
+  const body = el.ownerDocument.body;
+  for (let depth = 0; node && node !== body && depth < 6; depth++) {
     const parent = node.parentElement;
-    if (parent && parent !== document.body) {
+    if (parent && parent !== body) {
       const kind = node.tagName + "." + (typeof node.className === "string" ? node.className : "");
       const alike = Array.from(parent.children).filter(
         (c) => c !== node && c.tagName + "." + (typeof c.className === "string" ? c.className : "") === kind,
@@ -217,15 +317,23 @@ const recordOf = (el) => {
 const cssEscape = (s) => (window.CSS && CSS.escape ? CSS.escape(s) : s.replace(/[^\w-]/g, "\\$&"));
 
 // A selector that resolves to exactly this element: an id when unique and stable-looking,
-// otherwise a tag:nth-of-type chain up to such an id or the body.
+// otherwise a tag:nth-of-type chain up to such an id or the body. An element inside an open
+// shadow root or a same-origin frame: its host's (its frame's) path, DEEP, then its path
+// inside, from the top of the shadow root (no id there: see resolveCss) or the frame's body.
+const DEEP = " >>> ";
 const cssPath = (el) => {
+  const root = el.getRootNode();
+  const shadow = root && root.nodeType === 11 && root.host ? root : null;
+  const doc = el.ownerDocument;
+  const frame = !shadow && doc !== document && doc.defaultView ? doc.defaultView.frameElement : null;
+  const prefix = shadow ? cssPath(shadow.host) + DEEP : frame ? cssPath(frame) + DEEP : "";
   const parts = [];
   let node = el;
-  while (node && node.nodeType === 1 && node !== document.body && node !== document.documentElement) {
+  while (node && node.nodeType === 1 && node !== doc.body && node !== doc.documentElement) {
     const id = node.getAttribute("id");
-    if (id && !/\d{3,}|^[0-9a-f-]{16,}$/i.test(id) && document.querySelectorAll("#" + cssEscape(id)).length === 1) {
+    if (!shadow && id && !/\d{3,}|^[0-9a-f-]{16,}$/i.test(id) && doc.querySelectorAll("#" + cssEscape(id)).length === 1) {
       parts.unshift("#" + cssEscape(id));
-      return parts.join(" > ");
+      return prefix + parts.join(" > ");
     }
     const tag = node.tagName.toLowerCase();
     let index = 1;
@@ -237,8 +345,37 @@ const cssPath = (el) => {
     parts.unshift(`${tag}:nth-of-type(${index})`);
     node = node.parentElement;
   }
-  parts.unshift("body");
-  return parts.join(" > ");
+  if (!shadow) parts.unshift("body");
+  return prefix + parts.join(" > ");
+};
+
+// The elements a CSS path (cssPath's, or a person's selector) names. Each DEEP step enters the
+// shadow roots or frame documents of what the path so far found. In a shadow root a step's
+// chain counts from the root's top (a selector there would otherwise match at any depth).
+const resolveCss = (path) => {
+  const steps = path.split(DEEP);
+  let scopes = [document];
+  let found = [];
+  for (let i = 0; i < steps.length; i++) {
+    found = [];
+    const depth = steps[i].split(" > ").length;
+    for (const scope of scopes) {
+      let all;
+      try {
+        all = scope.querySelectorAll(steps[i]);
+      } catch (e) {
+        return [];
+      }
+      for (const el of all) if (scope.nodeType !== 11 || depthIn(el) === depth) found.push(el);
+    }
+    scopes = found.map((el) => el.shadowRoot || frameDocument(el)).filter(Boolean);
+  }
+  return found;
+};
+const depthIn = (el) => {
+  let depth = 1;
+  for (let node = el.parentElement; node; node = node.parentElement) depth++;
+  return depth;
 };
 
 // Fields and buttons outside any <form> that share a container (the closest ancestor, at
@@ -251,7 +388,7 @@ const buttonLike = (el) => el.matches(BUTTON) || (el.hasAttribute(LISTENS) && !e
 const implicitForm = (el) => {
   if (!el.matches(FIELD) && !buttonLike(el)) return null;
   let node = el.parentElement;
-  for (let depth = 0; node && node !== document.body && depth < 5; depth++, node = node.parentElement) {
+  for (let depth = 0; node && node !== el.ownerDocument.body && depth < 5; depth++, node = node.parentElement) {
     if (!node.querySelector(FIELD)) continue;
     // Real buttons first; the page's listening elements only where there is none.
     let buttons = Array.from(node.querySelectorAll(BUTTON));
@@ -328,7 +465,7 @@ const anchorText = (el) => {
 const nearTarget = (near) => {
   let after = false;
   let count = 0;
-  for (const el of document.querySelectorAll(INTERACTIVE + ", " + ANCHORS)) {
+  for (const el of deepAll(INTERACTIVE + ", " + ANCHORS)) {
     if (!after) {
       if (el.matches(ANCHORS) && anchorText(el) === near.anchor) after = true;
       continue;
@@ -346,7 +483,8 @@ const LISTENS = "data-forager-listens";
 // A page-wide overlay (a modal's backdrop): not a control, even when it listens for clicks.
 const isBackdrop = (el) => {
   const rect = el.getBoundingClientRect();
-  return rect.width >= 0.9 * innerWidth && rect.height >= 0.9 * innerHeight;
+  const win = windowOf(el);
+  return rect.width >= 0.9 * win.innerWidth && rect.height >= 0.9 * win.innerHeight;
 };
 
 // A short digest of what a field holds ("" when empty): enough to tell one typed value from
@@ -385,22 +523,27 @@ const heldValue = (el) => {
 const shownRect = (el) => {
   const r = el.getBoundingClientRect();
   let left = r.left, top = r.top, right = r.right, bottom = r.bottom;
-  for (let node = el.parentElement; node && node !== document.documentElement; node = node.parentElement) {
-    const style = getComputedStyle(node);
+  const outer = el.ownerDocument.documentElement;
+  for (let node = parentAcross(el); node && node !== outer; node = parentAcross(node)) {
+    const style = styleOf(node);
     if (style.overflowX === "visible" && style.overflowY === "visible") continue;
     const c = node.getBoundingClientRect();
     left = Math.max(left, c.left); top = Math.max(top, c.top);
     right = Math.min(right, c.right); bottom = Math.min(bottom, c.bottom);
   }
+  const win = windowOf(el);
   left = Math.max(left, 0); top = Math.max(top, 0);
-  right = Math.min(right, innerWidth); bottom = Math.min(bottom, innerHeight);
+  right = Math.min(right, win.innerWidth); bottom = Math.min(bottom, win.innerHeight);
   return right - left >= 1 && bottom - top >= 1 ? { left, top, right, bottom } : null;
 };
 
-// Whether a click at `point` lands on `el`: it is the topmost element there, or inside it, or
-// a label of it.
+// Whether a click at `point` (in the element's own window) lands on `el`: it is the topmost
+// element there, or inside it, or a label of it. Asked of the element's own tree (its shadow
+// root or its frame's document), which sees through its host.
 const lands = (el, point) => {
-  const top = document.elementFromPoint(point.x, point.y);
+  const root = el.getRootNode();
+  const tree = root && root.elementFromPoint ? root : el.ownerDocument;
+  const top = tree.elementFromPoint(point.x, point.y);
   if (!top || top === el || el.contains(top) || top.contains(el)) return true;
   const label = top.closest("label");
   return !!(label && (label.control === el || label.contains(el)));
@@ -417,13 +560,17 @@ const EDGE_POINTS = [[0.5, 0.15], [0.5, 0.85], [0.15, 0.5], [0.85, 0.5], [0.15, 
 const clickPoint = (el) => {
   const r = shownRect(el);
   if (!r) return null;
+  // Points in the element's own window; the answer in ours (a frame's element is offset by
+  // where the frame sits).
+  const offset = frameOffset(el);
+  const ours = (point, hit) => ({ x: point.x + offset.x, y: point.y + offset.y, lands: hit });
   const middle = { x: r.left + Math.min((r.right - r.left) / 2, 40), y: (r.top + r.bottom) / 2 };
-  if (lands(el, middle)) return { ...middle, lands: true };
+  if (lands(el, middle)) return ours(middle, true);
   for (const [fx, fy] of EDGE_POINTS) {
     const point = { x: r.left + (r.right - r.left) * fx, y: r.top + (r.bottom - r.top) * fy };
-    if (lands(el, point)) return { ...point, lands: true };
+    if (lands(el, point)) return ours(point, true);
   }
-  return { ...middle, lands: false };
+  return ours(middle, false);
 };
 
 // Whether another element sits on top of this one wherever it would be clicked (an overlay, a
@@ -476,7 +623,7 @@ const scrollPosition = (el) => {
 const isTextScroller = (el) => {
   if (el.scrollHeight <= el.clientHeight + 8 || el.clientHeight < 16) return false;
   if (el.tagName !== "TEXTAREA") {
-    const overflow = getComputedStyle(el).overflowY;
+    const overflow = styleOf(el).overflowY;
     if (overflow !== "auto" && overflow !== "scroll") return false;
     if (el.querySelector(INTERACTIVE + ", [" + LISTENS + "]")) return false;
   }
