@@ -14,7 +14,8 @@
 //!
 //! The tab keeps each document's readings by element (CSS path, the script's role and name:
 //! [`NameCache`]), so a second look at a page asks the tree only about elements it has not
-//! seen; the browser bench measures a first look and a second.
+//! seen, and it never asks about clickables that are no controls ([`worth_asking`]); the
+//! browser bench measures a first look and a second.
 //!
 //! The tree is an enrichment: when a call fails or times out the observation keeps the script's
 //! names, and says so in the log.
@@ -171,9 +172,19 @@ impl NameCache {
             return Vec::new();
         }
         (0..elements.len())
+            .filter(|&i| worth_asking(&elements[i]))
             .filter(|&i| !self.readings.contains_key(&key_of(&elements[i])))
             .collect()
     }
+}
+
+/// Whether the tree can say more of an element than the page script did. Not of a clickable
+/// that is no control (a `<div>` the page listens to): the tree makes it a `generic` node,
+/// whose name may come only from `aria-label`, `aria-labelledby` or `title`, which the script
+/// reads too. Asking about those costs a call each (a list of clickable rows is most of a page)
+/// and changes nothing.
+fn worth_asking(element: &Element) -> bool {
+    element.role != "clickable"
 }
 
 impl Tab {
@@ -414,6 +425,17 @@ mod tests {
             vec![0, 1, 2],
             "another document starts afresh"
         );
+    }
+
+    #[test]
+    fn clickables_that_are_no_controls_are_not_asked_about() {
+        let mut cache = NameCache::default();
+        let page = vec![
+            element("clickable", "row 1"),
+            element("button", "Book"),
+            element("clickable", "row 2"),
+        ];
+        assert_eq!(cache.missing("doc", &page), vec![1]);
     }
 
     #[test]
