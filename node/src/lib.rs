@@ -17,6 +17,8 @@
 //! - [`arithmetic`]: sums and one-unknown equations a page poses, solved (values to type).
 //! - [`goal`]: what a goal's text names literally (quotes, numbers, names, positions).
 //! - [`worker`]: a node's loop: expansions, branch searches, replays and syncs asked by peers.
+//! - [`llm`]: the language-model tier: an OpenAI-compatible client, routing by cost, the
+//!   questions (priors, verdict, recovery) and their on-disk cache.
 //! - [`model`]: a sentence-embedding model (all-MiniLM-L6-v2 by default): tokenizer, cache.
 //! - [`encoder`]: the BERT forward pass the sentence model runs on the CPU.
 //! - [`actor`]: the request/reply helper of the node's actors (swarm, browser pool).
@@ -38,6 +40,7 @@ pub mod environment;
 pub mod goal;
 pub mod index;
 pub mod item_controls;
+pub mod llm;
 pub mod memory;
 pub mod metrics;
 pub mod model;

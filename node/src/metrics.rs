@@ -33,6 +33,11 @@ pub struct WorkerMetrics {
     /// Branch searches kept between assignments (each holds browser pages); a task's are
     /// dropped when the queen says it ended.
     pub kept_branches: Gauge,
+    /// Questions to the model tier, by tier and how they were answered (`answered`,
+    /// `cached`, `failed`).
+    pub model_calls: Family<Labels, Counter>,
+    /// Model tokens spent, by tier and kind (`prompt`, `completion`).
+    pub model_tokens: Family<Labels, Counter>,
 }
 
 impl WorkerMetrics {
@@ -47,6 +52,32 @@ impl WorkerMetrics {
         self.restores
             .get_or_create(&vec![("how".into(), "fresh".into())])
             .inc_by(counters.cache_misses);
+        for (tier, usage) in &counters.model.tiers {
+            let tier = tier.name().to_owned();
+            for (how, n) in [
+                ("answered", usage.calls),
+                ("cached", usage.cached),
+                ("failed", usage.failed),
+            ] {
+                self.model_calls
+                    .get_or_create(&vec![
+                        ("tier".into(), tier.clone()),
+                        ("how".into(), how.into()),
+                    ])
+                    .inc_by(n);
+            }
+            for (kind, n) in [
+                ("prompt", usage.prompt_tokens),
+                ("completion", usage.completion_tokens),
+            ] {
+                self.model_tokens
+                    .get_or_create(&vec![
+                        ("tier".into(), tier.clone()),
+                        ("kind".into(), kind.into()),
+                    ])
+                    .inc_by(n);
+            }
+        }
     }
 }
 
@@ -100,6 +131,16 @@ pub fn encode_node(worker: &WorkerMetrics, snapshot: &NodeSnapshot) -> String {
         "kept_branches",
         "Branch searches kept between assignments (each holds browser pages)",
         worker.kept_branches.clone(),
+    );
+    registry.register(
+        "model_calls",
+        "Questions to the model tier, by tier and how they were answered",
+        worker.model_calls.clone(),
+    );
+    registry.register(
+        "model_tokens",
+        "Model tokens spent, by tier and kind",
+        worker.model_tokens.clone(),
     );
     let accepted = Counter::<u64>::default();
     accepted.inc_by(snapshot.gossip.accepted);

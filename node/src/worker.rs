@@ -68,6 +68,16 @@ pub trait EnvFactory: Send + Sync + 'static {
     /// and replayed from the start, pages read and the time reading them (the other fields
     /// are the search's and stay 0).
     fn counters(env: &Self::Env) -> BranchCounters;
+    /// What the model tier was asked and spent in the environment since the last call
+    /// (nothing where no model is asked).
+    fn take_model_usage(_env: &Self::Env) -> forager_protocol::llm::ModelUsage {
+        forager_protocol::llm::ModelUsage::default()
+    }
+    /// The current page's answer in the task's answer schema, as JSON text (nothing where no
+    /// model is asked).
+    fn extract_answer(_env: &mut Self::Env) -> impl Future<Output = Option<String>> + Send {
+        async { None }
+    }
     /// A screenshot (JPEG) of the environment's current page, when it has pixels to show.
     fn screenshot(env: &Self::Env) -> impl Future<Output = Option<Vec<u8>>> + Send;
     /// What the page looked like right after a step that wrote (or came after a write) on a
@@ -843,6 +853,7 @@ async fn expand<F: EnvFactory>(
                 tracing::info!(votes = votes.len(), "the memory votes at the start page");
             }
             let report = ExpandReport {
+                model: F::take_model_usage(&env),
                 task: task_id,
                 root: state.fingerprint,
                 success: state.success,
@@ -1062,6 +1073,8 @@ async fn search_branch<F: EnvFactory>(
     counters.cache_misses = after.cache_misses.saturating_sub(before.cache_misses);
     counters.pages_read = after.pages_read.saturating_sub(before.pages_read);
     counters.reading_us = after.reading_us.saturating_sub(before.reading_us);
+    // Taken, not diffed: what expansions and replays in between asked rides along here.
+    counters.model = F::take_model_usage(&state.env.inner);
     guard.check_in(state);
     match sign(identity, report) {
         Ok(report) => Message::Progress(Box::new(ProgressAnswer {
@@ -1677,6 +1690,8 @@ async fn replay<F: EnvFactory>(
         error: None,
         network: NetworkSummary::default(),
         screenshots: Vec::new(),
+        model: Default::default(),
+        answer: None,
     };
     let path = &request.path;
     let reproduce = (request.reproduce as usize).min(path.actions.len());
@@ -1743,7 +1758,19 @@ async fn replay<F: EnvFactory>(
                 Ok(last) => report.success = last.success,
                 Err(e) => report.error = Some(e.to_string()),
             }
+            let wants_answer = request
+                .task
+                .model
+                .as_ref()
+                .is_some_and(|m| m.answer_schema.is_some());
+            if report.success && !partial && report.divergence.is_none() && wants_answer {
+                // The reproduction stands on the final page: the answer is read there.
+                report.answer = F::extract_answer(&mut env)
+                    .await
+                    .map(forager_protocol::llm::JsonAnswer);
+            }
             report.network = F::network(&env);
+            report.model = F::take_model_usage(&env);
         }
         Err(e) => report.error = Some(format!("cannot create an environment: {e}")),
     }

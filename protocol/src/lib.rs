@@ -21,6 +21,8 @@
 //! - [`capsule`]: a logged-in session, sealed and signed, with its reuse policy; TOTP codes.
 //! - [`wire`]: the messages peers exchange, and why a peer refuses a request.
 //! - [`digest`]: SHA-256 digests (raw on the wire, hex in documents).
+//! - [`llm`]: the language-model tier's endpoints, budgets and usage (no client: that is the
+//!   node's).
 //! - [`result`]: the result document (`result.json`) every run writes.
 //! - [`verdict`]: the validator's verdict on a submit-shaped action.
 //! - [`artifact`]: the signed trajectory a run leaves behind, and its hash chain.
@@ -37,6 +39,7 @@ pub mod consent;
 pub mod credential;
 pub mod digest;
 pub mod fingerprint;
+pub mod llm;
 pub mod meaningful;
 pub mod observation;
 pub mod outcome;

@@ -197,6 +197,10 @@ pub struct Metrics {
     pub remembered: u64,
     /// Pruned branches by reason.
     pub pruned: BTreeMap<String, u32>,
+    /// What the language-model tier was asked and spent, per tier and use (empty without a
+    /// model). `tokens` above is its total.
+    #[serde(default)]
+    pub model: crate::llm::ModelUsage,
 }
 
 /// What the browser's network did.
@@ -244,6 +248,14 @@ pub struct RunResult {
     pub metrics: Metrics,
     /// Network activity.
     pub network: NetworkSummary,
+    /// How success was judged: the task's predicates, or (a task without one) the model
+    /// tier's verdict, which is weaker.
+    #[serde(default)]
+    pub judged_by: crate::llm::Judge,
+    /// The final page's answer in the task's answer schema (`--answer-schema`), extracted by
+    /// the model tier from the page the reproduction ended on and checked meaningful.
+    #[serde(default)]
+    pub answer: Option<crate::llm::JsonAnswer>,
 }
 
 impl RunResult {

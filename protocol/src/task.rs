@@ -120,6 +120,11 @@ pub struct TaskSpec {
     /// [`TaskSpec::redacted`], which every artifact and journal holds, drops it.
     #[serde(default)]
     pub session: Option<SessionState>,
+    /// The language-model tier the task may ask (`--model-url`), and its budgets. With one, a
+    /// task may have no success predicate: the model's verdict judges it, and the result says
+    /// so. Without one, no model is ever asked.
+    #[serde(default)]
+    pub model: Option<crate::llm::ModelSettings>,
 }
 
 /// A page to load, and a text it must show, to check a task's effect without repeating it.
@@ -219,6 +224,7 @@ impl TaskSpec {
             consents: Vec::new(),
             capsule: None,
             session: None,
+            model: None,
         }
     }
 
@@ -253,12 +259,18 @@ impl TaskSpec {
             ));
         }
 
-        if self.success.is_empty() {
+        if self.success.is_empty() && self.model.is_none() {
             return Err(TaskError::field(
                 "success",
                 "at least one success predicate is required (URL regex, text, selector, \
-                 JavaScript or extraction)",
+                 JavaScript or extraction), or a model to judge the goal (`--model-url URL \
+                 --model NAME`; `scripts/local-model start` serves one on this machine)",
             ));
+        }
+        if let Some(model) = &self.model {
+            model
+                .validate()
+                .map_err(|(field, message)| TaskError::field(field, message))?;
         }
         if self.success.len() > MAX_PREDICATES {
             return Err(TaskError::field(

@@ -183,6 +183,9 @@ pub struct ExpandReport {
     pub session_expired: bool,
     /// The actions possible there.
     pub candidates: Vec<WireCandidate>,
+    /// What the model tier was asked and spent opening the start page.
+    #[serde(default)]
+    pub model: crate::llm::ModelUsage,
 }
 
 /// The queen gives a node a branch to search.
@@ -300,6 +303,9 @@ pub struct BranchCounters {
     pub remembered: u64,
     /// Children pruned, by reason name (`no_progress`, `loop`, ...).
     pub pruned: std::collections::BTreeMap<String, u32>,
+    /// What the model tier was asked and spent.
+    #[serde(default)]
+    pub model: crate::llm::ModelUsage,
 }
 
 /// Most pruning reasons a [`BranchCounters`] may name (there are fewer).
@@ -621,6 +627,13 @@ pub struct ReplayReport {
     /// SHA-256 of the screenshot taken after each action (the bytes travel beside the signed
     /// report, in [`ReplayAnswer::screenshots`]); `None` where none was taken.
     pub screenshots: Vec<Option<Digest32>>,
+    /// What the model tier was asked and spent reproducing (a verdict at the end, say).
+    #[serde(default)]
+    pub model: crate::llm::ModelUsage,
+    /// The answer extracted from the last page into the task's answer schema, when it has
+    /// one and the path reproduced.
+    #[serde(default)]
+    pub answer: Option<crate::llm::JsonAnswer>,
 }
 
 /// A node's answer to a replay: its signed report, and the screenshots the report names.
@@ -1015,6 +1028,8 @@ pub(crate) mod tests {
             error: None,
             network: NetworkSummary::default(),
             screenshots: Vec::new(),
+            model: Default::default(),
+            answer: None,
         }
     }
 
@@ -1474,6 +1489,22 @@ pub(crate) mod tests {
                                 session: Vec::new(),
                             }],
                         }),
+                        // Some ask a model tier, so the codec sees one inside a task.
+                        model: (seed % 4 == 1).then(|| crate::llm::ModelSettings {
+                            small: crate::llm::ModelEndpoint {
+                                url: "http://127.0.0.1:8081/v1".into(),
+                                model: format!("m{seed}"),
+                                api_key_env: (seed % 8 == 1).then(|| "KEY".into()),
+                                prompt_price_per_1k: 0.25,
+                                completion_price_per_1k: 1.0,
+                            },
+                            large: None,
+                            max_tokens: Some(seed),
+                            max_cost: None,
+                            call_timeout_secs: 30,
+                            uses: crate::llm::ModelUse::DEFAULT.to_vec(),
+                            answer_schema: (seed % 8 == 5).then(|| r#"{"type":"object"}"#.into()),
+                        }),
                     }
                 },
             )
@@ -1547,6 +1578,7 @@ pub(crate) mod tests {
                             value_hint,
                             session_expired: !success && value_hint > 0.5,
                             candidates,
+                            model: Default::default(),
                         }
                     }),
                 Domain::Report
@@ -1656,6 +1688,7 @@ pub(crate) mod tests {
                                     remembered,
                                     nodes,
                                     pruned,
+                                    model: Default::default(),
                                 },
                                 locations,
                                 states,
@@ -1731,6 +1764,8 @@ pub(crate) mod tests {
                                 error,
                                 network: NetworkSummary::default(),
                                 screenshots: vec![None, Some(Digest32([3; 32]))],
+                                model: Default::default(),
+                                answer: None,
                             }
                         }
                     ),

@@ -263,6 +263,8 @@ struct ReproducedPass {
     verifier: PeerId,
     pages: Vec<PageInfo>,
     evidence: Option<Evidence>,
+    /// The answer the reproducer extracted on the final page (a task with an answer schema).
+    answer: Option<forager_protocol::llm::JsonAnswer>,
 }
 
 /// Replays a success gets before it is rejected and its finder distrusted: a real site (or a
@@ -1614,6 +1616,10 @@ impl TaskRun {
 
     fn on_expanded(&mut self, report: forager_protocol::wire::ExpandReport, node: PeerId) {
         self.contributors.insert(node);
+        // One page read: a verdict, a ranking and a recovery at most.
+        self.counters
+            .model
+            .add(&bounded_model_usage(&report.model, 1));
         self.journal.append(&JournalEvent::Branches {
             node: node.to_string(),
             root: report.root,
@@ -1633,6 +1639,7 @@ impl TaskRun {
                 verifier: node,
                 pages: Vec::new(),
                 evidence: None,
+                answer: None,
             });
             return;
         }
@@ -1800,6 +1807,9 @@ impl TaskRun {
                     (*count).min(u32::try_from(most).unwrap_or(u32::MAX));
             }
         }
+        self.counters
+            .model
+            .add(&bounded_model_usage(&c.model, most));
     }
 
     fn on_report(
@@ -1916,6 +1926,10 @@ impl TaskRun {
         let finder = pending.finder;
         self.contributors.insert(verifier);
         self.merge_network(&report.network);
+        let most = u64::from(report.executed) + 1;
+        self.counters
+            .model
+            .add(&bounded_model_usage(&report.model, most));
         let path = &pending.path;
         let steps = path.actions.len();
         let reproducible = path.reproducible_steps(&self.task);
@@ -1976,6 +1990,7 @@ impl TaskRun {
                     reproduced_by: attestation,
                     screenshots,
                 }),
+                answer: report.answer.clone(),
             };
             if self.shorter_waiting(steps) {
                 tracing::info!(
@@ -2158,7 +2173,13 @@ impl TaskRun {
                 actions: self.actions,
                 replayed_actions: self.replayed,
                 browser_ms: self.cost.browser_ms,
-                tokens: self.cost.tokens,
+                // The ledgers' count where a model was asked (it also holds what expansions
+                // and reproductions asked, which no step's cost carries).
+                tokens: if self.counters.model.is_empty() {
+                    self.cost.tokens
+                } else {
+                    self.counters.model.tokens()
+                },
                 // The queen's root and its branches, then what the nodes grew below them.
                 nodes: 1 + self.branches.len() as u64 + self.counters.nodes,
                 iterations: self.branches.iter().map(|b| u64::from(b.visits)).sum(),
@@ -2170,8 +2191,15 @@ impl TaskRun {
                 reading_ms: self.counters.reading_us / 1000,
                 remembered: self.counters.remembered,
                 pruned: self.counters.pruned.clone(),
+                model: self.counters.model.clone(),
             },
             network: self.network.clone(),
+            answer: None,
+            judged_by: if self.task.success.is_empty() {
+                forager_protocol::llm::Judge::Model
+            } else {
+                forager_protocol::llm::Judge::Predicates
+            },
         }
     }
 
@@ -2210,9 +2238,11 @@ impl TaskRun {
             verifier,
             pages,
             evidence,
+            answer,
         } = pass;
         let mut result = self.base_result();
         result.status = Status::Pass;
+        result.answer = answer;
         result.steps = steps
             .into_iter()
             .enumerate()
@@ -2496,6 +2526,39 @@ impl ArtifactJob {
             tracing::error!(task = %self.id, %error, "cannot write the report");
         }
     }
+}
+
+/// A peer's model usage, bounded by what its `most` actions can have asked (a few questions
+/// per page read: a verdict, a ranking, a recovery), with its fallback reason kept short.
+fn bounded_model_usage(
+    usage: &forager_protocol::llm::ModelUsage,
+    most: u64,
+) -> forager_protocol::llm::ModelUsage {
+    let questions = 3 * 2 * most;
+    let mut bounded = usage.clone();
+    for tier in bounded.tiers.values_mut() {
+        tier.calls = tier.calls.min(questions);
+        tier.cached = tier.cached.min(questions);
+        tier.failed = tier.failed.min(questions);
+        if !tier.cost.is_finite() || tier.cost < 0.0 {
+            tier.cost = 0.0;
+        }
+    }
+    for count in bounded.uses.values_mut() {
+        *count = (*count).min(questions);
+    }
+    bounded.rules_decided = bounded.rules_decided.min(questions);
+    bounded.model_decided = bounded.model_decided.min(questions);
+    if let Some(reason) = &mut bounded.fell_back
+        && reason.len() > forager_protocol::llm::MAX_FALLBACK_BYTES
+    {
+        let mut end = forager_protocol::llm::MAX_FALLBACK_BYTES;
+        while !reason.is_char_boundary(end) {
+            end -= 1;
+        }
+        reason.truncate(end);
+    }
+    bounded
 }
 
 #[cfg(test)]

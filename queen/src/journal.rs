@@ -483,6 +483,8 @@ mod tests {
             approval_required: Vec::new(),
             metrics: Default::default(),
             network: Default::default(),
+            judged_by: Default::default(),
+            answer: None,
         };
         journal.append(&JournalEvent::Finished {
             result: Box::new(result),

@@ -14,7 +14,11 @@
 //! With `--memory`, a second pass asks the tasks' paraphrases (other words, same targets):
 //! once against the memory the first pass left (`--memory DIR`), once with `--no-memory`.
 //!
-//! Flags: `--sites a,b` (default all four), `--readers model,ngram,crawler`, `--budget N`
+//! Reader `llm` is the sentence model with the language-model tier (`--model-url URL --model
+//! NAME` given to the bench, e.g. `scripts/local-model start`'s URL): its runs also record
+//! the tier's calls, cached answers, tokens and waiting (`docs/model-tier.md`).
+//!
+//! Flags: `--sites a,b` (default all four), `--readers model,ngram,crawler[,llm]`, `--budget N`
 //! (default 200), `--timeout SECS` per run (default 180), `--limit N` tasks per site, `--out
 //! DIR` (default `target/docsearch`), `--memory`. Every run is appended to `runs.jsonl` in the
 //! output directory (`--resume` skips those done); the tables go to stdout and `table.md`.
@@ -89,6 +93,21 @@ struct Run {
     pages_read: u64,
     reading_ms: u64,
     reason: String,
+    /// The model tier's questions answered by the server (reader `llm`).
+    #[serde(default)]
+    model_calls: u64,
+    /// Its questions answered from the cache.
+    #[serde(default)]
+    model_cached: u64,
+    /// Its tokens.
+    #[serde(default)]
+    model_tokens: u64,
+    /// Milliseconds waited for its answers.
+    #[serde(default)]
+    model_wait_ms: u64,
+    /// Decisions it changed from the rules' first choice.
+    #[serde(default)]
+    model_decided: u64,
 }
 
 /// Words that say nothing about a page's subject (and the sites' own names).
@@ -345,6 +364,8 @@ fn crawl(root: &Path, start: &str, goal: &str, targets: &[String], budget: u64) 
 struct Settings {
     budget: u64,
     timeout: u64,
+    /// The model tier of reader `llm`: base URL and model name.
+    model: Option<(String, String)>,
 }
 
 /// Runs `forager explore` for one goal.
@@ -379,6 +400,13 @@ fn explore(
     if reader == "ngram" {
         command.args(["--embedder", "ngram"]);
     }
+    if reader == "llm" {
+        let (url, model) = settings
+            .model
+            .as_ref()
+            .expect("reader llm needs --model-url URL --model NAME");
+        command.args(["--model-url", url, "--model", model]);
+    }
     match memory {
         Some(dir) => {
             command.arg("--memory").arg(dir);
@@ -396,6 +424,7 @@ fn explore(
             steps: result.steps.len(),
             pages_read: result.metrics.pages_read,
             reading_ms: result.metrics.reading_ms,
+            model: result.metrics.model.clone(),
             reason: result
                 .error
                 .as_ref()
@@ -409,6 +438,7 @@ fn explore(
             steps: 0,
             pages_read: 0,
             reading_ms: 0,
+            model: Default::default(),
             reason: no_result(&output),
         },
     }
@@ -422,6 +452,7 @@ struct Explored {
     steps: usize,
     pages_read: u64,
     reading_ms: u64,
+    model: forager_protocol::llm::ModelUsage,
     reason: String,
 }
 
@@ -437,6 +468,8 @@ fn main() {
     let settings = Settings {
         budget: arg("--budget").map_or(200, |s| s.parse().expect("--budget N")),
         timeout: arg("--timeout").map_or(180, |s| s.parse().expect("--timeout SECS")),
+        model: arg("--model-url")
+            .map(|url| (url, arg("--model").expect("--model-url needs --model NAME"))),
     };
     let limit: usize = arg("--limit").map_or(usize::MAX, |s| s.parse().expect("--limit N"));
     let readers: Vec<String> = arg("--readers")
@@ -541,6 +574,7 @@ fn main() {
                         steps,
                         pages_read,
                         reading_ms,
+                        model,
                         reason,
                     } = if reader == "crawler" {
                         let (solved, actions) =
@@ -552,6 +586,7 @@ fn main() {
                             steps: 0,
                             pages_read: actions + 1,
                             reading_ms: 0,
+                            model: Default::default(),
                             reason: String::new(),
                         }
                     } else {
@@ -585,6 +620,11 @@ fn main() {
                         pages_read,
                         reading_ms,
                         reason,
+                        model_calls: model.calls(),
+                        model_cached: model.tiers.values().map(|t| t.cached).sum(),
+                        model_tokens: model.tokens(),
+                        model_wait_ms: model.tiers.values().map(|t| t.wait_ms).sum(),
+                        model_decided: model.model_decided,
                     };
                     eprintln!(
                         "{:>8} #{index:<2} {:<22} {:<7} {} in {:>3} actions, {:.1} s  {}",
@@ -681,6 +721,20 @@ fn tables(tasks: &[Task], runs: &[Run], shares: &BTreeMap<usize, bool>) -> Strin
                 median(&mine.iter().map(|r| r.wall_ms as f64 / 1000.0).collect::<Vec<_>>())
                     .unwrap_or(0.0),
             ));
+            let calls: u64 = mine.iter().map(|r| r.model_calls).sum();
+            let cached: u64 = mine.iter().map(|r| r.model_cached).sum();
+            if calls + cached > 0 {
+                let tokens: u64 = mine.iter().map(|r| r.model_tokens).sum();
+                let waited: u64 = mine.iter().map(|r| r.model_wait_ms).sum();
+                let decided: u64 = mine.iter().map(|r| r.model_decided).sum();
+                let fewer = mine.iter().filter(|r| r.model_calls < r.actions).count();
+                out.push_str(&format!(
+                    "; model: {calls} calls ({cached} cached), {tokens} tokens, {:.1} s waited ({:.1}% of wall), {decided} decisions changed, calls < actions on {fewer}/{} tasks",
+                    waited as f64 / 1000.0,
+                    100.0 * waited as f64 / wall.max(1) as f64,
+                    mine.len()
+                ));
+            }
             if pages > 0 && reading > 0 {
                 out.push_str(&format!(
                     "; reading {:.1} ms per page ({pages} pages), {:.1}% of wall time",

@@ -7,6 +7,7 @@
 //!   read.
 //! - [`app`]: a fixture admin application (login, CSRF, a SQLite state reset between runs).
 //! - [`mail`]: a web mail behind a login and a TOTP second factor, for the capsule tests.
+//! - [`local_model`]: the local model server (`scripts/local-model`) as a test's child process.
 //! - [`delay`]: a TCP relay that delays what it forwards (link delay without `tc netem`).
 //! - [`netns`]: hosts as network namespaces, with links that can be cut, delayed and lossy.
 //! - [`bench`]: what the bench programs share: their command-line flags and medians.
@@ -213,6 +214,7 @@ pub fn run_forager(args: &[&str], limit: Duration) -> Output {
 pub mod app;
 pub mod bench;
 pub mod delay;
+pub mod local_model;
 pub mod mail;
 pub mod netns;
 pub mod sites;

@@ -7,6 +7,7 @@
 //! fingerprint. A prefix that contains a write (risk class 3 or more) is never replayed unless
 //! the task declares the site resettable: the server would see the write twice.
 
+use super::assist::ModelAssist;
 use super::pool::BrowserPool;
 use super::steps::{Heal, Performed, Predicates, perform_gated};
 use super::tab::{NetworkLog, OriginGuard, Tab, Timeouts};
@@ -46,6 +47,9 @@ pub struct EnvOptions {
     pub reuse_pages: bool,
     /// The validator's model tier; none configured by default.
     pub model: Option<Arc<dyn ModelValidator>>,
+    /// Where the language-model tier keeps its answers (a task with `model`); `None`: the
+    /// per-user data folder's `model-cache/`.
+    pub model_cache: Option<std::path::PathBuf>,
     /// Whether a task's reset command (`TaskSpec::reset_cmd`) may run on this machine: off by
     /// default for nodes (a task would run a shell command there), on for `forager explore`.
     pub allow_reset: bool,
@@ -75,6 +79,7 @@ impl Default for EnvOptions {
             init_script: None,
             reuse_pages: true,
             model: None,
+            model_cache: None,
             allow_reset: false,
             capture_session: false,
         }
@@ -237,6 +242,8 @@ pub struct ChromiumEnv {
     spare: Option<tokio::task::JoinHandle<Result<Tab, EnvError>>>,
     /// The session at the first success, with [`EnvOptions::capture_session`].
     captured: Option<forager_protocol::capsule::SessionState>,
+    /// The model tier's help, when the task asks a model.
+    assist: Option<ModelAssist>,
 }
 
 /// What opening a tab for a task takes (owned, so a spare can open in the background).
@@ -315,6 +322,15 @@ impl ChromiumEnv {
                 .collect(),
             allowed_origins,
         };
+        let cache = options
+            .model_cache
+            .clone()
+            .or_else(crate::llm::default_cache_dir);
+        let assist = crate::llm::ModelTier::for_task(&task, cache)
+            .map_err(|e| EnvError::Other(format!("the model tier: {e}")))?
+            .map(|tier| {
+                ModelAssist::new(tier, task.goal.clone(), &task.start_url, task.risk_ceiling)
+            });
         Ok(ChromiumEnv {
             predicates: Predicates::of(&task)?,
             failures: Predicates::failures_of(&task)?,
@@ -339,12 +355,33 @@ impl ChromiumEnv {
             root: None,
             spare: None,
             captured: None,
+            assist,
         })
     }
 
     /// The session captured at the first success ([`EnvOptions::capture_session`]), once.
     pub fn take_captured(&mut self) -> Option<forager_protocol::capsule::SessionState> {
         self.captured.take()
+    }
+
+    /// What the model tier was asked and spent here since the last call (empty without a
+    /// model).
+    pub fn take_model_usage(&self) -> forager_protocol::llm::ModelUsage {
+        self.assist
+            .as_ref()
+            .map(ModelAssist::take_usage)
+            .unwrap_or_default()
+    }
+
+    /// The current page's answer in the task's answer schema (`None` without one, or when the
+    /// model gives nothing meaningful).
+    pub async fn extract_answer(&mut self) -> Option<String> {
+        let observation = self.current.as_ref()?.observation.clone();
+        self.assist.as_mut()?.extract(&observation).await
+    }
+
+    fn take_model_tokens(&mut self) -> u64 {
+        self.assist.as_mut().map_or(0, ModelAssist::take_tokens)
     }
 
     /// Counters.
@@ -726,7 +763,17 @@ impl ChromiumEnv {
                 started.elapsed()
             })
         };
-        let success = self.predicates.hold(tab, &observation).await?;
+        let mut success = self.predicates.hold(tab, &observation).await?;
+        if let Some(assist) = &mut self.assist {
+            if self.root.is_none() {
+                // An environment's first look is at the start page (`start`).
+                assist.saw_start(&observation);
+            }
+            if self.task.success.is_empty() {
+                // No predicate: the model's verdict is the task's success.
+                success = assist.verdict(&observation).await;
+            }
+        }
         if success && self.options.capture_session && self.captured.is_none() {
             // A login task: the session is taken where the predicates say "logged in".
             self.captured = Some(tab.capture_session().await?);
@@ -759,6 +806,13 @@ impl ChromiumEnv {
             if ends && !goal_ends_session {
                 candidate.refused = Some(forager_protocol::PruneReason::EndsSession);
             }
+        }
+        if let Some(assist) = &mut self.assist
+            && !success
+        {
+            // The router: the rules' order where it is clear, the model's where it is flat.
+            // (A page that is the goal needs no next step.)
+            assist.rank(&observation, &mut proposals).await;
         }
         if tracing::enabled!(tracing::Level::TRACE) {
             let mut ranked: Vec<_> = proposals.candidates.iter().collect();
@@ -900,10 +954,11 @@ fn unreachable_live() -> Result<Live, EnvError> {
     Err(EnvError::Other("no current page to walk".into()))
 }
 
-fn cost_since(started: Instant) -> Cost {
+/// What a step cost: the browser's time since `started`, and the model tokens it spent.
+fn cost_since(started: Instant, tokens: u64) -> Cost {
     Cost {
         browser_ms: started.elapsed().as_millis() as u64,
-        tokens: 0,
+        tokens,
     }
 }
 
@@ -941,6 +996,9 @@ impl ChromiumEnv {
             }
         };
         let before = live.observation.fingerprint;
+        if let Some(assist) = &mut self.assist {
+            assist.acted(observation.fingerprint);
+        }
         self.note_why(&live.proposals, action, observation.fingerprint);
         if is_submit_shaped(
             action.shape(),
@@ -953,7 +1011,15 @@ impl ChromiumEnv {
             {
                 verdict = judged;
             }
-            tracing::debug!(action = %action, ?verdict.outcome, "validator pre-pass");
+            if verdict.outcome == VerdictOutcome::Inconclusive
+                && let Some(assist) = &mut self.assist
+                && let Some(judged) = assist
+                    .submission(&action.label(), &live.observation, &observation)
+                    .await
+            {
+                verdict = judged;
+            }
+            tracing::debug!(action = %action, ?verdict.outcome, ?verdict.tier, "validator");
             self.verdicts
                 .insert((before, observation.fingerprint), verdict);
         }
@@ -973,7 +1039,7 @@ impl ChromiumEnv {
             self.current = Some(live);
             return Ok(Step {
                 state,
-                cost: cost_since(started),
+                cost: cost_since(started, self.take_model_tokens()),
                 executed: 1,
             });
         }
@@ -1025,7 +1091,7 @@ impl ChromiumEnv {
                 self.current = Some(live);
                 return Ok(Step {
                     state,
-                    cost: cost_since(started),
+                    cost: cost_since(started, self.take_model_tokens()),
                     executed: 1,
                 });
             }
@@ -1039,7 +1105,7 @@ impl ChromiumEnv {
         self.current = Some(live);
         Ok(Step {
             state,
-            cost: cost_since(started),
+            cost: cost_since(started, self.take_model_tokens()),
             executed: 1,
         })
     }
@@ -1116,7 +1182,7 @@ impl ChromiumEnv {
                     self.stats.cache_hits += 1;
                     return Ok(Step {
                         state,
-                        cost: cost_since(started),
+                        cost: cost_since(started, self.take_model_tokens()),
                         executed,
                     });
                 }
@@ -1160,7 +1226,7 @@ impl ChromiumEnv {
         self.current = Some(live);
         Ok(Step {
             state,
-            cost: cost_since(started),
+            cost: cost_since(started, self.take_model_tokens()),
             executed: prefix.len() as u32,
         })
     }
@@ -1300,6 +1366,14 @@ impl crate::worker::EnvFactory for ChromiumFactory {
             reading_us: stats.reading_us,
             ..Default::default()
         }
+    }
+
+    fn take_model_usage(env: &ChromiumEnv) -> forager_protocol::llm::ModelUsage {
+        env.take_model_usage()
+    }
+
+    async fn extract_answer(env: &mut ChromiumEnv) -> Option<String> {
+        env.extract_answer().await
     }
 
     fn network(env: &ChromiumEnv) -> forager_protocol::result::NetworkSummary {

@@ -10,6 +10,8 @@
 //!   name, settling) and check success predicates.
 //! - `env`: [`ChromiumEnv`], the environment: the page cache, replay with fingerprint checks,
 //!   the refusal to replay writes, success predicates, the validator's pre-pass.
+//! - `assist`: the model tier's help to an environment: verdicts for tasks without a
+//!   predicate, a ranking of flat shortlists, recovery when stuck.
 //! - `replay`: [`replay_workflow`], a compiled workflow run without search: every step's
 //!   post-condition checked, healed locators recorded, a screenshot where it fails.
 //!
@@ -17,6 +19,7 @@
 //! `act.js` (locator resolution and field helpers), `prelude.js` (roles, accessible names, CSS
 //! paths), `init.js` (determinism), `settle.js`, `predicates.js`.
 
+mod assist;
 mod env;
 mod pool;
 mod process;

@@ -400,6 +400,65 @@ pub struct TaskArgs {
     /// and retries once; without, it ends session_expired.
     #[arg(long = "key", value_name = "FILE", requires = "capsule")]
     pub user_key: Option<PathBuf>,
+    /// The language-model tier.
+    #[command(flatten)]
+    pub model: ModelArgs,
+}
+
+/// The language-model tier: any OpenAI-compatible endpoint (a hosted API, Ollama, vLLM,
+/// llama.cpp's server, or `scripts/local-model start` on this machine). Optional: without it
+/// the rules and the sentence model decide alone, and no model is ever asked.
+#[derive(Debug, Clone, Default, Args)]
+pub struct ModelArgs {
+    /// The small tier's base URL, up to its version (`http://127.0.0.1:8080/v1`): it ranks
+    /// the candidates where the rules are unsure, and judges the goal when no --success-*
+    /// is given (then `--goal` alone is a task; the result says `judged_by: model`).
+    #[arg(long, value_name = "URL", requires = "model")]
+    pub model_url: Option<String>,
+    /// The small tier's model name, as the server lists it.
+    #[arg(long, value_name = "NAME", requires = "model_url")]
+    pub model: Option<String>,
+    /// The environment variable holding the endpoints' API key (sent as a bearer token;
+    /// never written into a task, a journal or a result). E.g. OPENAI_API_KEY.
+    #[arg(long, value_name = "VAR", requires = "model_url")]
+    pub model_key_env: Option<String>,
+    /// The large tier's base URL (recovery when the search is stuck, confirming a verdict of
+    /// success). Default: the small tier does both.
+    #[arg(long, value_name = "URL", requires_all = ["planner", "model_url"])]
+    pub planner_url: Option<String>,
+    /// The large tier's model name.
+    #[arg(long, value_name = "NAME", requires = "planner_url")]
+    pub planner: Option<String>,
+    /// Prices per 1,000 tokens, a TOML file: `[small]` and `[large]` tables with `prompt` and
+    /// `completion` (e.g. `[small]\nprompt = 0.00015\ncompletion = 0.0006`). Default: 0.
+    #[arg(long, value_name = "FILE", requires = "model_url")]
+    pub model_prices: Option<PathBuf>,
+    /// Most tokens the model tier may spend on the task (each process counts its own); then
+    /// the rules decide alone, and the result says so.
+    #[arg(long, value_name = "N", requires = "model_url")]
+    pub max_tokens: Option<u64>,
+    /// Most money (at --model-prices) the model tier may spend on the task.
+    #[arg(long, value_name = "AMOUNT", requires = "model_url")]
+    pub max_cost: Option<f64>,
+    /// Seconds one model call may take.
+    #[arg(
+        long,
+        value_name = "SECS",
+        default_value_t = 30,
+        requires = "model_url"
+    )]
+    pub model_timeout: u32,
+    /// What the model is asked for, comma-separated: `priors` (rank a flat shortlist),
+    /// `verdict` (judge pages, for a task without a success predicate: always on there),
+    /// `recovery` (when the search is stuck), `value` (how far each new page is from the
+    /// goal: a call per page). Default: priors,verdict,recovery.
+    #[arg(long, value_name = "LIST", requires = "model_url")]
+    pub model_uses: Option<String>,
+    /// A JSON Schema file: once the path is reproduced, the model reads the final page and
+    /// extracts the goal's answer into that shape (`answer` in result.json, kept only when it
+    /// is meaningful: not empty, no placeholder, every required property there).
+    #[arg(long, value_name = "FILE", requires = "model_url")]
+    pub answer_schema: Option<PathBuf>,
 }
 
 /// How a capsule is opened (or sealed): one of a passphrase file, a key file, or the

@@ -105,7 +105,13 @@ pub fn report(outcome: &RunOutcome, json: bool) -> ExitCode {
     }
     match result.status {
         Status::Pass => {
-            eprintln!("pass in {} steps:", result.steps.len());
+            let judged = match result.judged_by {
+                forager_protocol::llm::Judge::Predicates => "",
+                forager_protocol::llm::Judge::Model => {
+                    " (judged by the model: no success predicate was given)"
+                }
+            };
+            eprintln!("pass in {} steps{judged}:", result.steps.len());
             for step in &result.steps {
                 eprintln!("  {}. {}  →  {}", step.index, step.label, step.url);
             }
@@ -126,6 +132,21 @@ pub fn report(outcome: &RunOutcome, json: bool) -> ExitCode {
         result.metrics.wall_ms as f64 / 1000.0,
         outcome.out.display()
     );
+    let model = &result.metrics.model;
+    if !model.is_empty() {
+        let cached: u64 = model.tiers.values().map(|t| t.cached).sum();
+        eprintln!(
+            "model: {} calls ({cached} answered from the cache), {} tokens, cost {:.4}; {} decisions changed, {} left to the rules",
+            model.calls(),
+            model.tokens(),
+            model.cost(),
+            model.model_decided,
+            model.rules_decided
+        );
+        if let Some(reason) = &model.fell_back {
+            eprintln!("model: stopped asking ({reason}); the rules decided from then on");
+        }
+    }
     match result.status {
         Status::Pass => ExitCode::SUCCESS,
         Status::Failing => ExitCode::from(1),

@@ -201,6 +201,8 @@ fn result_of(workflow: &Workflow, run: &ReplayRun, wall_ms: u64) -> RunResult {
             ..Metrics::default()
         },
         network: run.network.summary(),
+        judged_by: Default::default(),
+        answer: None,
         steps,
     }
 }

@@ -102,6 +102,8 @@ fn interrupted(task: &TaskSpec, id: &TaskId, started: Instant) -> RunResult {
             ..Default::default()
         },
         network: Default::default(),
+        judged_by: Default::default(),
+        answer: None,
     }
 }
 

@@ -108,6 +108,9 @@ pub fn build_task(args: &TaskArgs) -> Result<BuiltTask, BadInput> {
             text: text.clone(),
         });
     }
+    if let Some(model) = model_settings(&args.model)? {
+        task.model = Some(model);
+    }
     // One-time codes are for a recovery's login only: a code in the task would change its
     // id every 30 seconds.
     let totp_secrets = parse_totp(&args.totp)?;
@@ -132,6 +135,93 @@ pub fn build_task(args: &TaskArgs) -> Result<BuiltTask, BadInput> {
         mounted,
         totp: totp_secrets,
     })
+}
+
+/// Prices per 1,000 tokens, as `--model-prices` gives them.
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Prices {
+    #[serde(default)]
+    small: TierPrices,
+    #[serde(default)]
+    large: TierPrices,
+}
+
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TierPrices {
+    #[serde(default)]
+    prompt: f64,
+    #[serde(default)]
+    completion: f64,
+}
+
+/// The model tier the flags ask for, if any.
+fn model_settings(
+    args: &crate::cli::ModelArgs,
+) -> Result<Option<forager_protocol::llm::ModelSettings>, BadInput> {
+    use forager_protocol::llm::{ModelEndpoint, ModelSettings};
+    let (Some(url), Some(model)) = (&args.model_url, &args.model) else {
+        return Ok(None);
+    };
+    let prices: Prices = match &args.model_prices {
+        Some(path) => {
+            let text = std::fs::read_to_string(path).map_err(|e| {
+                BadInput(format!(
+                    "cannot read --model-prices {}: {e}",
+                    path.display()
+                ))
+            })?;
+            toml::from_str(&text)
+                .map_err(|e| BadInput(format!("--model-prices {}: {e}", path.display())))?
+        }
+        None => Prices::default(),
+    };
+    let endpoint = |url: &str, model: &str, prices: &TierPrices| ModelEndpoint {
+        url: url.to_owned(),
+        model: model.to_owned(),
+        api_key_env: args.model_key_env.clone(),
+        prompt_price_per_1k: prices.prompt,
+        completion_price_per_1k: prices.completion,
+    };
+    let uses = match &args.model_uses {
+        Some(list) => list
+            .split(',')
+            .filter(|u| !u.trim().is_empty())
+            .map(|u| {
+                forager_protocol::llm::ModelUse::parse(u).ok_or_else(|| {
+                    BadInput(format!(
+                        "--model-uses: unknown use {u:?} (priors, verdict, recovery, value)"
+                    ))
+                })
+            })
+            .collect::<Result<Vec<_>, _>>()?,
+        None => forager_protocol::llm::ModelUse::DEFAULT.to_vec(),
+    };
+    let answer_schema = args
+        .answer_schema
+        .as_ref()
+        .map(|path| {
+            std::fs::read_to_string(path).map_err(|e| {
+                BadInput(format!(
+                    "cannot read --answer-schema {}: {e}",
+                    path.display()
+                ))
+            })
+        })
+        .transpose()?;
+    Ok(Some(ModelSettings {
+        uses,
+        answer_schema,
+        small: endpoint(url, model, &prices.small),
+        large: match (&args.planner_url, &args.planner) {
+            (Some(url), Some(model)) => Some(endpoint(url, model, &prices.large)),
+            _ => None,
+        },
+        max_tokens: args.max_tokens,
+        max_cost: args.max_cost,
+        call_timeout_secs: args.model_timeout,
+    }))
 }
 
 /// A task as the flags describe it, with what a recovery of its capsule needs.

@@ -70,6 +70,14 @@ fn page(title: &str, kind: &str, result: &RunResult, body: Markup) -> Markup {
                         "start " (result.start_url) " · task " (result.task_id)
                         " · seed " (result.seed)
                     }
+                    @if let Some(answer) = &result.answer {
+                        div.small #answer { "answer (extracted by the model tier): " code { (answer.0) } }
+                    }
+                    @if result.judged_by == forager_protocol::llm::Judge::Model {
+                        div.small #judged {
+                            "judged by the model tier's verdict: the task gives no success predicate (weaker than a predicate)"
+                        }
+                    }
                 }
                 main {
                     @if let Some(error) = &result.error {
@@ -380,6 +388,12 @@ fn time_section(view: &RunView, result: &RunResult) -> Markup {
                 (card(&seconds(m.wall_ms), "wall time"))
                 (card(&m.workers.to_string(), "nodes that took part"))
                 (card(&m.tokens.to_string(), "model tokens"))
+                @if !m.model.is_empty() {
+                    (card(&m.model.calls().to_string(), "model calls (cached answers apart)"))
+                    (card(&format!("{:.4}", m.model.cost()), "model cost"))
+                    (card(&m.model.model_decided.to_string(), "decisions the model changed"))
+                    (card(&m.model.rules_decided.to_string(), "decisions left to the rules"))
+                }
                 (card(&m.remembered.to_string(), "pages where the memory voted"))
                 (card(
                     &view.vertices.iter().filter(|v| v.replay > 0.0).count().to_string(),

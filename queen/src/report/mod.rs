@@ -240,6 +240,8 @@ mod tests {
             approval_required: Vec::new(),
             metrics: Metrics::default(),
             network: Default::default(),
+            judged_by: Default::default(),
+            answer: None,
         }
     }
 
