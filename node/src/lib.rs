@@ -55,7 +55,26 @@ pub use environment::{Candidate, EnvError, Environment, StateInfo, Step};
 /// What the unit tests of several modules build pages from.
 #[cfg(test)]
 pub(crate) mod testing {
-    use forager_protocol::observation::Element;
+    use forager_protocol::observation::{Element, Observation};
+
+    /// A page at `url` (titled "Shop", status 200) with these controls and nothing else.
+    pub fn page(url: &str, elements: Vec<Element>) -> Observation {
+        Observation {
+            url: url.into(),
+            title: "Shop".into(),
+            http_status: Some(200),
+            elements,
+            text_excerpt: String::new(),
+            console_errors: vec![],
+            dialogs: vec![],
+            snapshot: vec![],
+            forms: vec![],
+            validation_errors: vec![],
+            values: vec![],
+            scrollables: vec![],
+            fingerprint: forager_protocol::Fingerprint([0; 16]),
+        }
+    }
 
     /// A control with a role, a name (its text too) and the item it sits in.
     pub fn control(role: &str, name: &str, record: &str) -> Element {

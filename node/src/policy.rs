@@ -1654,7 +1654,6 @@ fn named_options(
 mod tests {
     use super::*;
     use forager_protocol::Locator;
-    use forager_protocol::fingerprint::Fingerprint;
     use forager_protocol::observation::FormContext;
 
     fn element(role: &str, name: &str) -> Element {
@@ -1665,21 +1664,7 @@ mod tests {
     }
 
     pub(super) fn page(elements: Vec<Element>) -> Observation {
-        Observation {
-            url: "http://127.0.0.1:1/".into(),
-            title: "Shop".into(),
-            http_status: Some(200),
-            elements,
-            text_excerpt: String::new(),
-            console_errors: vec![],
-            dialogs: vec![],
-            snapshot: vec![],
-            forms: vec![],
-            validation_errors: vec![],
-            values: vec![],
-            scrollables: vec![],
-            fingerprint: Fingerprint([0; 16]),
-        }
+        crate::testing::page("http://127.0.0.1:1/", elements)
     }
 
     /// The labels of the form fills the default policy proposes for a page and a goal.

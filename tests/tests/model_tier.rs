@@ -81,6 +81,20 @@ fn maze() -> axum::Router<Arc<Counters>> {
         )
 }
 
+/// The docs fixture's task (a page whose links the rules mostly rank clearly), as flags.
+fn docs_task(docs: &sites::Fixture, budget: u32) -> Vec<String> {
+    vec![
+        "--url".into(),
+        docs.url("/docs"),
+        "--goal".into(),
+        "Find how to configure the frobnicator timeout".into(),
+        "--success-url".into(),
+        "/docs/configuration/frobnicator/timeout$".into(),
+        "--budget".into(),
+        budget.to_string(),
+    ]
+}
+
 fn model_args(model: &LocalModel) -> Vec<String> {
     vec![
         "--model-url".into(),
@@ -228,22 +242,10 @@ async fn the_router_asks_where_the_rules_are_unsure_and_a_second_run_costs_nothi
     };
     let docs = sites::serve(sites::docs()).await;
     let cache = tempfile::tempdir().expect("tempdir");
-    let mut args = vec![
-        "--url".into(),
-        docs.url("/docs"),
-        "--goal".into(),
-        "Find how to configure the frobnicator timeout".into(),
-        "--success-url".into(),
-        "/docs/configuration/frobnicator/timeout$".into(),
-        "--budget".into(),
-        "80".into(),
-        "--seed".into(),
-        "3".into(),
-        // One node: the same seed then walks the same pages, so the second run asks the same
-        // questions.
-        "--nodes".into(),
-        "1".into(),
-    ];
+    let mut args = docs_task(&docs, 80);
+    // One node: the same seed then walks the same pages, so the second run asks the same
+    // questions.
+    args.extend(["--seed", "3", "--nodes", "1"].map(String::from));
     args.extend(model_args(&model));
     let first = explore("model-router-1", &args, cache.path()).await;
     let first = first.passed().clone();
@@ -356,16 +358,7 @@ async fn a_model_server_that_dies_costs_the_run_only_its_help() {
     };
     let docs = sites::serve(sites::docs()).await;
     let cache = tempfile::tempdir().expect("tempdir");
-    let mut args = vec![
-        "--url".into(),
-        docs.url("/docs"),
-        "--goal".into(),
-        "Find how to configure the frobnicator timeout".into(),
-        "--success-url".into(),
-        "/docs/configuration/frobnicator/timeout$".into(),
-        "--budget".into(),
-        "120".into(),
-    ];
+    let mut args = docs_task(&docs, 120);
     args.extend(model_args(&model));
     let log = model.log.clone();
     let run = tokio::spawn({
@@ -404,23 +397,9 @@ async fn a_dead_endpoint_is_said_and_the_rules_decide() {
         .port();
     let docs = sites::serve(sites::docs()).await;
     let cache = tempfile::tempdir().expect("tempdir");
-    let args: Vec<String> = [
-        "--url",
-        &docs.url("/docs"),
-        "--goal",
-        "Find how to configure the frobnicator timeout",
-        "--success-url",
-        "/docs/configuration/frobnicator/timeout$",
-        "--budget",
-        "120",
-        "--model-url",
-        &format!("http://127.0.0.1:{port}/v1"),
-        "--model",
-        "none",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
+    let mut args = docs_task(&docs, 120);
+    let url = format!("http://127.0.0.1:{port}/v1");
+    args.extend(["--model-url", &url, "--model", "none"].map(String::from));
     let run = explore("model-dead", &args, cache.path()).await;
     let result = run.passed();
     let usage = &result.metrics.model;

@@ -149,14 +149,18 @@ pub fn submitted(answer: &Value) -> Option<(&'static str, String)> {
         "inconclusive" => "inconclusive",
         _ => return None,
     };
-    let reason = answer
+    Some((outcome, reason_of(answer)))
+}
+
+/// An answer's `reason`, cut to [`REASON_CHARS`] (empty when it gives none).
+fn reason_of(answer: &Value) -> String {
+    answer
         .get("reason")
         .and_then(Value::as_str)
         .unwrap_or("")
         .chars()
         .take(REASON_CHARS)
-        .collect();
-    Some((outcome, reason))
+        .collect()
 }
 
 /// An answer to [`verdict`]: achieved or not, and why.
@@ -167,14 +171,7 @@ pub fn judged(answer: &Value) -> Option<(bool, String)> {
         Value::String(s) if s.eq_ignore_ascii_case("false") => false,
         _ => return None,
     };
-    let reason = answer
-        .get("reason")
-        .and_then(Value::as_str)
-        .unwrap_or("")
-        .chars()
-        .take(REASON_CHARS)
-        .collect();
-    Some((done, reason))
+    Some((done, reason_of(answer)))
 }
 
 /// How far `page` is from achieving `goal`, 0 (nowhere near) to 10 (achieved).
@@ -323,21 +320,7 @@ mod tests {
 
     #[test]
     fn pages_on_the_task_origin_are_shown_by_path() {
-        let mut page = Observation {
-            url: "http://127.0.0.1:40123/docs/a?q=1".into(),
-            title: "A".into(),
-            http_status: Some(200),
-            elements: vec![],
-            text_excerpt: String::new(),
-            console_errors: vec![],
-            dialogs: vec![],
-            snapshot: vec![],
-            forms: vec![],
-            validation_errors: vec![],
-            values: vec![],
-            scrollables: vec![],
-            fingerprint: forager_protocol::Fingerprint([0; 16]),
-        };
+        let mut page = crate::testing::page("http://127.0.0.1:40123/docs/a?q=1", vec![]);
         assert!(describe(&page, "http://127.0.0.1:40123").contains("URL: /docs/a?q=1\n"));
         assert!(
             describe(&page, "http://127.0.0.1:5").contains("URL: http://127.0.0.1:40123/docs/a")
