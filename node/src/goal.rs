@@ -477,42 +477,24 @@ impl GoalReading {
     }
 }
 
-/// Strings quoted with "…", “…” or '…' (apostrophes inside words are not quotes).
+/// Strings quoted with "…", “…” or '…' (apostrophes inside words are not quotes), with the
+/// three words before each.
 fn quoted(goal: &str) -> Vec<Quoted> {
-    let mut out: Vec<Quoted> = Vec::new();
-    for (open, close) in [('"', '"'), ('\u{201c}', '\u{201d}'), ('\'', '\'')] {
-        let mut consumed = 0;
-        let mut rest = goal;
-        while let Some(start) = rest.find(open) {
-            let after = &rest[start + open.len_utf8()..];
-            let Some(end) = after.find(close) else { break };
-            let text = after[..end].trim();
-            let before = &goal[..consumed + start];
-            if open == '\'' && before.ends_with(|c: char| c.is_alphanumeric()) {
-                // An apostrophe inside a word (don't, user's) opens nothing.
-                consumed += start + open.len_utf8();
-                rest = after;
-                continue;
+    forager_protocol::recall::quoted_spans(goal)
+        .into_iter()
+        .map(|range| {
+            // The opening quote is the character before the trimmed contents' spaces.
+            let before = goal[..range.start].trim_end();
+            let before =
+                &before[..before.len() - before.chars().next_back().map_or(0, char::len_utf8)];
+            let mut context: Vec<&str> = before.split_whitespace().rev().take(3).collect();
+            context.reverse();
+            Quoted {
+                text: goal[range].to_owned(),
+                context: context.join(" "),
             }
-            let apostrophe = open == '\'' && text.contains(' ') && text.len() > 60;
-            if !text.is_empty()
-                && text.len() <= 200
-                && !apostrophe
-                && !out.iter().any(|q| q.text == text)
-            {
-                let mut context: Vec<&str> = before.split_whitespace().rev().take(3).collect();
-                context.reverse();
-                out.push(Quoted {
-                    text: text.to_owned(),
-                    context: context.join(" "),
-                });
-            }
-            let skip = start + open.len_utf8() + end + close.len_utf8();
-            consumed += skip;
-            rest = &rest[skip..];
-        }
-    }
-    out
+        })
+        .collect()
 }
 
 /// The words of a text, without surrounding punctuation.

@@ -1371,14 +1371,42 @@ async fn reach_branch_root<E: Environment<Action = Action>>(
     }
     let mut prefix = known.to_vec();
     for action in &assignment.prefix[known.len()..] {
-        let step = env.act(action).await?;
+        if assignment.workflow && here.success {
+            // A remembered workflow's success came before its last steps.
+            break;
+        }
+        let step = match env.act(action).await {
+            Ok(step) => step,
+            // A remembered workflow's step this page lacks: the search goes on from here.
+            Err(
+                e @ (EnvError::TargetMissing(_)
+                | EnvError::TargetHidden(_)
+                | EnvError::TargetCovered(_)
+                | EnvError::NavigationBlocked(_)),
+            ) if assignment.workflow => {
+                tracing::info!(step = prefix.len() + 1, error = %e, "the remembered workflow diverges");
+                break;
+            }
+            Err(e) => return Err(e),
+        };
         report.actions += 1;
         let stayed = step.state.fingerprint == here.fingerprint
             && !step.state.success
             && !step.state.hidden_change;
         if stayed || step.state.dead_end {
-            // As a node's tree prunes such a child: nothing below it is new.
-            return Ok(Reached::Nothing);
+            if !assignment.workflow {
+                // As a node's tree prunes such a child: nothing below it is new.
+                return Ok(Reached::Nothing);
+            }
+            tracing::info!(
+                step = prefix.len() + 1,
+                "the remembered workflow's step leads nowhere"
+            );
+            if step.state.dead_end {
+                // Back to the last page the workflow reached.
+                env.restore(&prefix).await?;
+            }
+            break;
         }
         if step.state.session_expired && !step.state.success {
             return Ok(Reached::LoggedOut(false));

@@ -27,6 +27,8 @@
 //! - [`verdict`]: the validator's verdict on a submit-shaped action.
 //! - [`artifact`]: the signed trajectory a run leaves behind, and its hash chain.
 //! - [`workflow`]: the compiled workflow (`workflow.json`) and its compiler.
+//! - [`recall`]: a verified success kept as a workflow with parameters, and a new goal bound
+//!   to it.
 //!
 //! Types here are `Serialize` because they cross a boundary (the network, or a document someone
 //! else reads). The imports between modules form no circle.
@@ -44,6 +46,7 @@ pub mod meaningful;
 pub mod observation;
 pub mod outcome;
 pub mod predicate;
+pub mod recall;
 pub mod result;
 pub mod risk;
 pub mod score;

@@ -201,6 +201,25 @@ pub struct Metrics {
     /// model). `tokens` above is its total.
     #[serde(default)]
     pub model: crate::llm::ModelUsage,
+    /// The remembered workflow tried first, if the memory held one for this task (`null`
+    /// otherwise: the result also travels in bincode, which cannot skip a field).
+    #[serde(default)]
+    pub memory: Option<MemoryUse>,
+}
+
+/// How a remembered workflow fared as a run's first branch.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MemoryUse {
+    /// The workflow's id (hex; `forager memory list` shows it).
+    pub workflow: String,
+    /// How the goal matched it: `template` (the same words, other values) or `alike`.
+    pub matched: String,
+    /// Its steps.
+    pub steps: u32,
+    /// How many of them the first node's replay took (the search went on from there).
+    pub reached: u32,
+    /// Whether its steps reached a success.
+    pub worked: bool,
 }
 
 /// What the browser's network did.
@@ -270,5 +289,35 @@ impl RunResult {
             .iter()
             .map(|step| step.why.as_ref().map(|why| why.rank == 1))
             .try_fold(true, |all, first| first.map(|f| all && f))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Results travel to `forager submit` in bincode, which has no field names: a field
+    /// skipped when empty would shift every later one.
+    #[test]
+    fn metrics_round_trip_in_bincode_with_and_without_a_memory() {
+        for memory in [
+            None,
+            Some(MemoryUse {
+                workflow: "ab".repeat(32),
+                matched: "template".into(),
+                steps: 3,
+                reached: 2,
+                worked: false,
+            }),
+        ] {
+            let metrics = Metrics {
+                actions: 7,
+                memory,
+                ..Metrics::default()
+            };
+            let frame = crate::codec::encode(&metrics).expect("encodes");
+            let back: Metrics = crate::codec::decode(&frame, 1 << 20).expect("decodes");
+            assert_eq!(back, metrics);
+        }
     }
 }

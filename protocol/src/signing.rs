@@ -28,6 +28,8 @@ pub enum Domain {
     Revocation,
     /// A user's sealed session capsule.
     Capsule,
+    /// A bundle of remembered workflows, exported from one installation for another.
+    Memory,
 }
 
 impl Domain {
@@ -41,6 +43,7 @@ impl Domain {
             Domain::Consent => b"forager/v1/consent\0",
             Domain::Revocation => b"forager/v1/revocation\0",
             Domain::Capsule => b"forager/v1/capsule\0",
+            Domain::Memory => b"forager/v1/memory\0",
         }
     }
 }

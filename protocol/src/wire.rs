@@ -213,6 +213,10 @@ pub struct BranchAssignment {
     /// What locations are to pages that links lead to, states are to pages that change in
     /// place (forms, tabs, widgets).
     pub known_states: Vec<KnownState>,
+    /// The prefix is a remembered workflow tried with this task's values: where one of its
+    /// steps cannot be taken or changes nothing, the branch's root is the last page reached
+    /// (the search goes on from there), not an error.
+    pub workflow: bool,
 }
 
 /// A page state (its fingerprint) and the fewest actions from the start URL it was reached in.
@@ -1594,7 +1598,8 @@ pub(crate) mod tests {
                     any::<u32>(),
                     any::<u64>(),
                     known_locations(),
-                    known_states()
+                    known_states(),
+                    any::<bool>()
                 )
             )
                 .prop_map(
@@ -1604,7 +1609,7 @@ pub(crate) mod tests {
                         branch,
                         prefix,
                         expected,
-                        (actions, deadline_ms, known, known_states),
+                        (actions, deadline_ms, known, known_states, workflow),
                     )| {
                         Message::Assign(Box::new(BranchAssignment {
                             task,
@@ -1616,6 +1621,7 @@ pub(crate) mod tests {
                             deadline_ms,
                             known_locations: known,
                             known_states,
+                            workflow,
                         }))
                     }
                 ),

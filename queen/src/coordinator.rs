@@ -15,8 +15,8 @@ use forager_node::net::{Network, NetworkEvent, Responder, Role};
 use forager_node::search::Widening;
 use forager_protocol::artifact::{Attestation, Digest32};
 use forager_protocol::result::{
-    ApprovalNeeded, Metrics, NetworkSummary, RESULT_VERSION, ResultStep, RunError, RunResult,
-    Status, StepVerification,
+    ApprovalNeeded, MemoryUse, Metrics, NetworkSummary, RESULT_VERSION, ResultStep, RunError,
+    RunResult, Status, StepVerification,
 };
 use forager_protocol::score::{ScoreInputs, uct_score};
 use forager_protocol::signing::Domain;
@@ -61,6 +61,9 @@ pub struct QueenConfig {
     /// Ended tasks kept in memory (the newest), for `status`, the overview and the nodes'
     /// distrust; older ones are answered from their folders on disk.
     pub ended_in_memory: usize,
+    /// The workflow memory: verified passes are kept there, and a task of the same kind is
+    /// tried first as a remembered workflow with its own values (`None`: neither).
+    pub memory: Option<crate::memory::WorkflowMemory>,
 }
 
 impl QueenConfig {
@@ -75,6 +78,7 @@ impl QueenConfig {
             keep_all: false,
             metrics: crate::metrics::QueenMetrics::default(),
             ended_in_memory: DEFAULT_ENDED_IN_MEMORY,
+            memory: None,
         }
     }
 }
@@ -227,6 +231,20 @@ struct Branch {
     exhausted: bool,
     /// The node that searched it last: it keeps the branch's tree, so it gets it again.
     holder: Option<PeerId>,
+    /// A remembered workflow's branch.
+    memory: Option<MemoryBranch>,
+}
+
+/// A branch of remembered steps.
+#[derive(Debug, Clone, Copy)]
+struct MemoryBranch {
+    /// The workflow's id.
+    id: Digest32,
+    /// Whether a node reported on it yet.
+    reported: bool,
+    /// Tried alone (a whole workflow: no other branch until its first report), or among the
+    /// others (a shared prefix, which says nothing of its workflow's worth).
+    alone: bool,
 }
 
 impl Branch {
@@ -341,6 +359,12 @@ struct TaskRun {
     expand_failed: HashSet<PeerId>,
     /// Nodes that reported the start page itself as unusable.
     start_failures: HashSet<PeerId>,
+    /// The workflow memory (the queen's).
+    memory: Option<crate::memory::WorkflowMemory>,
+    /// The remembered workflow tried first, bound to this task's values.
+    recalled: Option<crate::memory::Recalled>,
+    /// How it fared, for the result.
+    memory_use: Option<MemoryUse>,
 }
 
 /// Starts the queen's task. It owns the network's events from now on.
@@ -989,65 +1013,23 @@ impl Actor {
                     }
                 }
                 Phase::Searching => {
-                    // Verification first: a reproduced success ends the task. The shortest
-                    // waiting success first (the earliest of those): it makes the better
-                    // workflow.
-                    let shortest = run
-                        .unverified
-                        .iter()
-                        .enumerate()
-                        .min_by_key(|(i, p)| (p.path.actions.len(), *i))
-                        .map(|(i, _)| i);
-                    if run.verifying.is_none()
-                        && let Some(index) = shortest
-                        && let Some(pending) = run.unverified.get(index).cloned()
+                    // Verification first: a reproduced success ends the task.
+                    if let Some((verifier, request, pending)) =
+                        run.next_verification(&self.nodes, &busy)
                     {
-                        let Pending {
-                            path,
-                            finder,
-                            tried,
-                            ..
-                        } = pending.clone();
-                        // Any node but the finder (nodes run two jobs at once, so a busy one
-                        // can take it); the finder only in a one-node cluster.
-                        let mut candidates: Vec<PeerId> = self.nodes.iter().copied().collect();
-                        candidates.sort();
-                        let others = candidates.len() > 1;
-                        let verifier = candidates
-                            .iter()
-                            .filter(|n| (!others || **n != finder) && !tried.contains(n))
-                            .min_by_key(|n| busy.contains(n))
-                            .copied();
-                        if let Some(v) = verifier {
-                            idle.retain(|n| *n != v);
-                        }
-                        if let Some(verifier) = verifier {
-                            run.unverified.remove(index);
-                            run.verifying = Some(verifier);
-                            busy.insert(verifier);
-                            run.journal.append(&JournalEvent::Verifying {
-                                node: verifier.to_string(),
-                                finder: finder.to_string(),
-                                actions: path.actions.iter().map(Action::label).collect(),
-                            });
-                            let request = Message::Replay(Box::new(ReplayRequest {
-                                task: run.task.clone(),
-                                task_id: id,
-                                reproduce: path.reproducible_steps(&run.task) as u32,
-                                path: path.clone(),
-                            }));
-                            let boxed = Box::new(pending);
-                            send(
-                                verifier,
-                                request,
-                                Box::new(move |result| Internal::Replayed {
-                                    task: id,
-                                    node: verifier,
-                                    pending: boxed,
-                                    result,
-                                }),
-                            );
-                        }
+                        idle.retain(|n| *n != verifier);
+                        busy.insert(verifier);
+                        let boxed = Box::new(pending);
+                        send(
+                            verifier,
+                            request,
+                            Box::new(move |result| Internal::Replayed {
+                                task: id,
+                                node: verifier,
+                                pending: boxed,
+                                result,
+                            }),
+                        );
                     }
                     // A success waiting for its reproduction may end the task: no new work.
                     let waiting =
@@ -1072,41 +1054,8 @@ impl Actor {
                             .unwrap_or(last);
                         let node = idle.remove(index);
                         busy.insert(node);
-                        run.assigned.insert(node, (branch, actions));
-                        run.contributors.insert(node);
-                        let b = &mut run.branches[branch.0 as usize];
-                        b.in_flight += 1;
-                        b.in_flight_actions += actions;
-                        b.holder = Some(node);
-                        let expected = b.prefix_fingerprints.clone();
-                        let prefix = b.path();
-                        run.journal.append(&JournalEvent::Assigned {
-                            node: node.to_string(),
-                            branch: branch.0,
-                            action: b
-                                .path()
-                                .iter()
-                                .map(Action::label)
-                                .collect::<Vec<_>>()
-                                .join(" → "),
-                            actions,
-                        });
-                        let request = Message::Assign(Box::new(BranchAssignment {
-                            task: run.task.clone(),
-                            task_id: id,
-                            branch,
-                            prefix,
-                            expected,
-                            actions,
-                            deadline_ms: self.config.assignment_deadline.as_millis() as u64,
-                            known_locations: run
-                                .locations
-                                .iter()
-                                .filter(|(_, (_, owner))| *owner != branch)
-                                .map(|(&location, &(depth, _))| KnownLocation { location, depth })
-                                .collect(),
-                            known_states: run.known_states(branch),
-                        }));
+                        let deadline_ms = self.config.assignment_deadline.as_millis() as u64;
+                        let request = run.assign(node, branch, actions, deadline_ms);
                         self.config.metrics.assignments.inc();
                         let sent = Instant::now();
                         send(
@@ -1173,191 +1122,217 @@ impl Actor {
                 Ok(Message::Accepted(_)) => self.saw(node),
                 other => tracing::debug!(%node, ?other, "a node did not take a release"),
             },
-            Internal::Expanded { task, node, result } => {
-                if result.is_ok() {
-                    self.saw(node);
-                }
-                let Some(run) = self.tasks.get_mut(&task) else {
-                    return;
-                };
-                run.expanding = None;
-                match result {
-                    Ok(Message::Expanded(signed)) if signed_by(&signed.signer, node) => {
-                        match signed.verify(Domain::Report) {
-                            Ok(report) => run.on_expanded(report.clone(), node),
-                            Err(_) => run.note_failure("expand report with a bad signature"),
-                        }
-                    }
-                    Ok(Message::Refused { reason, detail }) => {
-                        run.expand_failed.insert(node);
-                        run.note_failure(&format!(
-                            "node {node} could not open the start page ({reason}): {detail}"
-                        ));
-                        // One node's word is not enough to give up (it may be broken or
-                        // lying): two, or every node of a smaller cluster.
-                        if reason == RefusalReason::StartPage {
-                            run.start_failures.insert(node);
-                            if run.start_failures.len() >= self.nodes.len().clamp(1, 2) {
-                                run.finish_failing_with(FailureReason::NavigationFailed, detail);
-                            }
-                        }
-                    }
-                    Ok(_) => {
-                        run.expand_failed.insert(node);
-                        run.note_failure("unexpected answer to expand");
-                    }
-                    Err(reason) => {
-                        run.expand_failed.insert(node);
-                        run.note_failure(&format!("expand on {node} failed: {reason}"));
-                    }
-                }
-            }
+            Internal::Expanded { task, node, result } => self.on_expand_answer(task, node, result),
             Internal::Reported {
                 task,
                 node,
                 branch,
                 result,
                 sent,
-            } => {
-                let metrics = &self.config.metrics;
-                metrics
-                    .assignment_seconds
-                    .observe(sent.elapsed().as_secs_f64());
-                if result.is_ok() {
-                    self.saw(node);
-                }
-                let metrics = &self.config.metrics;
-                let Some(run) = self.tasks.get_mut(&task) else {
-                    return;
-                };
-                let given = run.assigned.remove(&node).map_or(0, |(_, actions)| actions);
-                let reported = matches!(result, Ok(Message::Progress(_)));
-                if let Some(b) = run.branches.get_mut(branch.0 as usize) {
-                    b.in_flight = b.in_flight.saturating_sub(1);
-                    b.in_flight_actions = b.in_flight_actions.saturating_sub(given);
-                    if !reported && b.holder == Some(node) {
-                        // Its tree may be gone with it: any node may take the branch.
-                        b.holder = None;
-                    }
-                }
-                if run.phase == Phase::Done {
-                    // A late report: the result stands and the journal is closed.
-                    return;
-                }
-                match result {
-                    Ok(Message::Progress(answer)) if signed_by(&answer.report.signer, node) => {
-                        let signed = &answer.report;
-                        match signed.verify(Domain::Report) {
-                            Ok(report) if report.task == task && report.branch == branch => {
-                                metrics.actions.inc_by(u64::from(report.actions));
-                                let restores = &metrics.restores;
-                                restores
-                                    .get_or_create(&crate::metrics::label("how", "kept"))
-                                    .inc_by(report.counters.cache_hits);
-                                restores
-                                    .get_or_create(&crate::metrics::label("how", "fresh"))
-                                    .inc_by(report.counters.cache_misses);
-                                // What stands behind a success in the trajectory (and with
-                                // --keep-all, every finished rollout), as signed.
-                                let claim = if report.successes.is_empty() && !run.keep_all {
-                                    None
-                                } else {
-                                    Attestation::of(signed, node.to_string()).ok()
-                                };
-                                run.on_report(report.clone(), node, claim, &answer.screenshots);
-                            }
-                            _ => run.note_failure("progress report with a bad signature"),
-                        }
-                    }
-                    Ok(other) => {
-                        metrics
-                            .reassigned
-                            .get_or_create(&crate::metrics::label("reason", "no_report"))
-                            .inc();
-                        run.note_failure(&format!("node {node} did not report: {other:?}"));
-                        run.journal.append(&JournalEvent::Reassigned {
-                            node: node.to_string(),
-                            branch: branch.0,
-                            reason: "no report".into(),
-                        });
-                    }
-                    Err(reason) => {
-                        let why = match reason {
-                            RequestFailed::Network(_) => "network",
-                            RequestFailed::Silent(_) => "silent",
-                        };
-                        metrics
-                            .reassigned
-                            .get_or_create(&crate::metrics::label("reason", why))
-                            .inc();
-                        tracing::warn!(%node, branch = branch.0, %reason, "assignment lost; reassigning");
-                        run.journal.append(&JournalEvent::Reassigned {
-                            node: node.to_string(),
-                            branch: branch.0,
-                            reason: reason.to_string(),
-                        });
-                    }
-                }
-            }
+            } => self.on_progress_answer(task, node, branch, result, sent),
             Internal::Replayed {
                 task,
                 node,
                 pending,
                 result,
-            } => {
-                if result.is_ok() {
-                    self.saw(node);
+            } => self.on_replay_answer(task, node, *pending, result),
+        }
+    }
+
+    /// A node's answer to `Expand`: the start page's candidates, or why not.
+    fn on_expand_answer(
+        &mut self,
+        task: TaskId,
+        node: PeerId,
+        result: Result<Message, RequestFailed>,
+    ) {
+        if result.is_ok() {
+            self.saw(node);
+        }
+        let Some(run) = self.tasks.get_mut(&task) else {
+            return;
+        };
+        run.expanding = None;
+        match result {
+            Ok(Message::Expanded(signed)) if signed_by(&signed.signer, node) => {
+                match signed.verify(Domain::Report) {
+                    Ok(report) => run.on_expanded(report.clone(), node),
+                    Err(_) => run.note_failure("expand report with a bad signature"),
                 }
-                let Some(run) = self.tasks.get_mut(&task) else {
-                    return;
-                };
-                run.verifying = None;
-                if run.phase == Phase::Done {
-                    return;
-                }
-                let mut pending = *pending;
-                let verified = match result {
-                    Ok(Message::Replayed(answer)) if signed_by(&answer.report.signer, node) => {
-                        let signed = &answer.report;
-                        signed
-                            .verify(Domain::Report)
-                            .ok()
-                            .cloned()
-                            .filter(|report| screenshots_match(report, &answer.screenshots))
-                            .zip(Attestation::of(signed, node.to_string()).ok())
-                            .map(|(report, attestation)| (report, attestation, answer.screenshots))
+            }
+            Ok(Message::Refused { reason, detail }) => {
+                run.expand_failed.insert(node);
+                run.note_failure(&format!(
+                    "node {node} could not open the start page ({reason}): {detail}"
+                ));
+                // One node's word is not enough to give up (it may be broken or
+                // lying): two, or every node of a smaller cluster.
+                if reason == RefusalReason::StartPage {
+                    run.start_failures.insert(node);
+                    if run.start_failures.len() >= self.nodes.len().clamp(1, 2) {
+                        run.finish_failing_with(FailureReason::NavigationFailed, detail);
                     }
-                    _ => None,
-                };
-                match verified {
-                    Some((report, attestation, screenshots)) => {
-                        run.on_replayed(report, attestation, screenshots, pending, node);
-                        let verdict = if run.phase == Phase::Done {
-                            "reproduced"
+                }
+            }
+            Ok(_) => {
+                run.expand_failed.insert(node);
+                run.note_failure("unexpected answer to expand");
+            }
+            Err(reason) => {
+                run.expand_failed.insert(node);
+                run.note_failure(&format!("expand on {node} failed: {reason}"));
+            }
+        }
+    }
+
+    /// A node's answer to an assignment: its signed progress report, or a lost assignment.
+    fn on_progress_answer(
+        &mut self,
+        task: TaskId,
+        node: PeerId,
+        branch: BranchId,
+        result: Result<Message, RequestFailed>,
+        sent: Instant,
+    ) {
+        let metrics = &self.config.metrics;
+        metrics
+            .assignment_seconds
+            .observe(sent.elapsed().as_secs_f64());
+        if result.is_ok() {
+            self.saw(node);
+        }
+        let metrics = &self.config.metrics;
+        let Some(run) = self.tasks.get_mut(&task) else {
+            return;
+        };
+        let given = run.assigned.remove(&node).map_or(0, |(_, actions)| actions);
+        let reported = matches!(result, Ok(Message::Progress(_)));
+        if let Some(b) = run.branches.get_mut(branch.0 as usize) {
+            b.in_flight = b.in_flight.saturating_sub(1);
+            b.in_flight_actions = b.in_flight_actions.saturating_sub(given);
+            if !reported && b.holder == Some(node) {
+                // Its tree may be gone with it: any node may take the branch.
+                b.holder = None;
+            }
+        }
+        if run.phase == Phase::Done {
+            // A late report: the result stands and the journal is closed.
+            return;
+        }
+        match result {
+            Ok(Message::Progress(answer)) if signed_by(&answer.report.signer, node) => {
+                let signed = &answer.report;
+                match signed.verify(Domain::Report) {
+                    Ok(report) if report.task == task && report.branch == branch => {
+                        metrics.actions.inc_by(u64::from(report.actions));
+                        let restores = &metrics.restores;
+                        restores
+                            .get_or_create(&crate::metrics::label("how", "kept"))
+                            .inc_by(report.counters.cache_hits);
+                        restores
+                            .get_or_create(&crate::metrics::label("how", "fresh"))
+                            .inc_by(report.counters.cache_misses);
+                        // What stands behind a success in the trajectory (and with
+                        // --keep-all, every finished rollout), as signed.
+                        let claim = if report.successes.is_empty() && !run.keep_all {
+                            None
                         } else {
-                            "not_reproduced"
+                            Attestation::of(signed, node.to_string()).ok()
                         };
-                        self.config
-                            .metrics
-                            .reproductions
-                            .get_or_create(&crate::metrics::label("verdict", verdict))
-                            .inc();
+                        run.on_report(report.clone(), node, claim, &answer.screenshots);
                     }
-                    None => {
-                        // The verifier gave no valid answer: another node will be asked.
-                        run.note_failure(&format!("replay on {node} gave no valid answer"));
-                        pending.tried.insert(node);
-                        let left = self
-                            .nodes
-                            .iter()
-                            .any(|n| *n != pending.finder && !pending.tried.contains(n));
-                        if left {
-                            run.unverified.push_back(pending);
-                        } else {
-                            run.note_failure("no node left to reproduce a success");
-                            run.rejected_paths.insert(pending.path.actions);
-                        }
-                    }
+                    _ => run.note_failure("progress report with a bad signature"),
+                }
+            }
+            Ok(other) => {
+                metrics
+                    .reassigned
+                    .get_or_create(&crate::metrics::label("reason", "no_report"))
+                    .inc();
+                run.note_failure(&format!("node {node} did not report: {other:?}"));
+                run.journal.append(&JournalEvent::Reassigned {
+                    node: node.to_string(),
+                    branch: branch.0,
+                    reason: "no report".into(),
+                });
+            }
+            Err(reason) => {
+                let why = match reason {
+                    RequestFailed::Network(_) => "network",
+                    RequestFailed::Silent(_) => "silent",
+                };
+                metrics
+                    .reassigned
+                    .get_or_create(&crate::metrics::label("reason", why))
+                    .inc();
+                tracing::warn!(%node, branch = branch.0, %reason, "assignment lost; reassigning");
+                run.journal.append(&JournalEvent::Reassigned {
+                    node: node.to_string(),
+                    branch: branch.0,
+                    reason: reason.to_string(),
+                });
+            }
+        }
+    }
+
+    /// A node's answer to a replay: a reproduction's signed report, or none.
+    fn on_replay_answer(
+        &mut self,
+        task: TaskId,
+        node: PeerId,
+        mut pending: Pending,
+        result: Result<Message, RequestFailed>,
+    ) {
+        if result.is_ok() {
+            self.saw(node);
+        }
+        let Some(run) = self.tasks.get_mut(&task) else {
+            return;
+        };
+        run.verifying = None;
+        if run.phase == Phase::Done {
+            return;
+        }
+        let verified = match result {
+            Ok(Message::Replayed(answer)) if signed_by(&answer.report.signer, node) => {
+                let signed = &answer.report;
+                signed
+                    .verify(Domain::Report)
+                    .ok()
+                    .cloned()
+                    .filter(|report| screenshots_match(report, &answer.screenshots))
+                    .zip(Attestation::of(signed, node.to_string()).ok())
+                    .map(|(report, attestation)| (report, attestation, answer.screenshots))
+            }
+            _ => None,
+        };
+        match verified {
+            Some((report, attestation, screenshots)) => {
+                run.on_replayed(report, attestation, screenshots, pending, node);
+                let verdict = if run.phase == Phase::Done {
+                    "reproduced"
+                } else {
+                    "not_reproduced"
+                };
+                self.config
+                    .metrics
+                    .reproductions
+                    .get_or_create(&crate::metrics::label("verdict", verdict))
+                    .inc();
+            }
+            None => {
+                // The verifier gave no valid answer: another node will be asked.
+                run.note_failure(&format!("replay on {node} gave no valid answer"));
+                pending.tried.insert(node);
+                let left = self
+                    .nodes
+                    .iter()
+                    .any(|n| *n != pending.finder && !pending.tried.contains(n));
+                if left {
+                    run.unverified.push_back(pending);
+                } else {
+                    run.note_failure("no node left to reproduce a success");
+                    run.rejected_paths.insert(pending.path.actions);
                 }
             }
         }
@@ -1485,12 +1460,30 @@ impl TaskRun {
             states: HashMap::new(),
             expand_failed: HashSet::new(),
             start_failures: HashSet::new(),
+            memory: config.memory.clone(),
+            recalled: None,
+            memory_use: None,
         }
     }
 
     /// Rebuilds state from a journal entry (resuming after a restart).
     fn replay_event(&mut self, event: JournalEvent) {
         match event {
+            JournalEvent::Recalled {
+                workflow,
+                matched,
+                steps,
+                support,
+            } => {
+                if let Some(id) = Digest32::from_hex(&workflow) {
+                    self.recall(crate::memory::Recalled {
+                        id,
+                        matched,
+                        steps,
+                        support,
+                    });
+                }
+            }
             JournalEvent::Branches {
                 candidates, root, ..
             } => {
@@ -1518,6 +1511,9 @@ impl TaskRun {
                     b.exhausted |= exhausted;
                     if !prefix_fingerprints.is_empty() {
                         b.prefix_fingerprints = prefix_fingerprints;
+                    }
+                    if let Some(m) = &mut b.memory {
+                        m.reported = true;
                     }
                 }
             }
@@ -1553,6 +1549,109 @@ impl TaskRun {
             }
             _ => {}
         }
+    }
+
+    /// The waiting success to reproduce next, if no reproduction runs: the shortest (the
+    /// earliest of those: it makes the better workflow), by any node but its finder and those
+    /// that tried it (nodes run two jobs at once, so a busy one can take it; the finder only
+    /// in a one-node cluster). Marks it in flight and journals it.
+    fn next_verification(
+        &mut self,
+        nodes: &HashSet<PeerId>,
+        busy: &HashSet<PeerId>,
+    ) -> Option<(PeerId, Message, Pending)> {
+        if self.verifying.is_some() {
+            return None;
+        }
+        let index = self
+            .unverified
+            .iter()
+            .enumerate()
+            .min_by_key(|(i, p)| (p.path.actions.len(), *i))
+            .map(|(i, _)| i)?;
+        let pending = self.unverified.get(index)?.clone();
+        let mut candidates: Vec<PeerId> = nodes.iter().copied().collect();
+        candidates.sort();
+        let others = candidates.len() > 1;
+        let verifier = candidates
+            .iter()
+            .filter(|n| (!others || **n != pending.finder) && !pending.tried.contains(n))
+            .min_by_key(|n| busy.contains(n))
+            .copied()?;
+        self.unverified.remove(index);
+        self.verifying = Some(verifier);
+        let path = &pending.path;
+        self.journal.append(&JournalEvent::Verifying {
+            node: verifier.to_string(),
+            finder: pending.finder.to_string(),
+            actions: path.actions.iter().map(Action::label).collect(),
+        });
+        let request = Message::Replay(Box::new(ReplayRequest {
+            task: self.task.clone(),
+            task_id: self.id,
+            reproduce: path.reproducible_steps(&self.task) as u32,
+            path: path.clone(),
+        }));
+        Some((verifier, request, pending))
+    }
+
+    /// Gives `branch` to `node` for `actions` actions: marks it in flight (virtual loss, its
+    /// holder), journals it, and builds the assignment.
+    fn assign(
+        &mut self,
+        node: PeerId,
+        branch: BranchId,
+        actions: u32,
+        deadline_ms: u64,
+    ) -> Message {
+        self.assigned.insert(node, (branch, actions));
+        self.contributors.insert(node);
+        let b = &mut self.branches[branch.0 as usize];
+        b.in_flight += 1;
+        b.in_flight_actions += actions;
+        b.holder = Some(node);
+        let prefix = b.path();
+        let expected = b.prefix_fingerprints.clone();
+        let workflow = b.memory.is_some();
+        self.journal.append(&JournalEvent::Assigned {
+            node: node.to_string(),
+            branch: branch.0,
+            action: prefix
+                .iter()
+                .map(Action::label)
+                .collect::<Vec<_>>()
+                .join(" → "),
+            actions,
+        });
+        Message::Assign(Box::new(BranchAssignment {
+            task: self.task.clone(),
+            task_id: self.id,
+            branch,
+            prefix,
+            expected,
+            actions,
+            deadline_ms,
+            known_locations: self
+                .locations
+                .iter()
+                .filter(|(_, (_, owner))| *owner != branch)
+                .map(|(&location, &(depth, _))| KnownLocation { location, depth })
+                .collect(),
+            known_states: self.known_states(branch),
+            workflow,
+        }))
+    }
+
+    /// Takes a remembered workflow as the task's first branch (see `set_branches`).
+    fn recall(&mut self, recalled: crate::memory::Recalled) {
+        self.memory_use = Some(MemoryUse {
+            workflow: recalled.id.to_hex(),
+            matched: recalled.matched.as_str().into(),
+            steps: recalled.steps.len() as u32,
+            reached: 0,
+            worked: false,
+        });
+        self.recalled = Some(recalled);
     }
 
     fn set_branches(&mut self, candidates: Vec<WireCandidate>) {
@@ -1609,8 +1708,51 @@ impl TaskRun {
                 in_flight_actions: 0,
                 exhausted: false,
                 holder: None,
+                memory: None,
             })
             .collect();
+        // A remembered workflow with this task's values: one branch whose prefix is its
+        // steps, tried first and alone (numbered last, so the others keep their numbers).
+        if let Some(recalled) = &self.recalled
+            && let Some(((last, _), lead)) = recalled.steps.split_last()
+        {
+            let risk = recalled
+                .steps
+                .iter()
+                .map(|(_, r)| *r)
+                .max()
+                .unwrap_or(RiskClass::ReadOnly);
+            self.branches.push(Branch {
+                id: BranchId(self.branches.len() as u64),
+                lead: lead.iter().map(|(a, _)| a.clone()).collect(),
+                candidate: WireCandidate {
+                    action: last.clone(),
+                    // A workflow: above any start-page action's (their priors sum to 1) and a
+                    // consent's resumption (2), tried first. A shared prefix: above the
+                    // start page's too, higher the more verified successes began so.
+                    prior: match recalled.matched {
+                        crate::memory::Match::Prefix => 1.0 + 0.1 * f64::from(recalled.support),
+                        _ => 3.0,
+                    },
+                    risk,
+                    key: forager_node::embed::action_key(&last.label()),
+                    target: None,
+                },
+                prefix_fingerprints: Vec::new(),
+                assignments: 0,
+                value_sum: 0.0,
+                visits: 0,
+                in_flight: 0,
+                in_flight_actions: 0,
+                exhausted: false,
+                holder: None,
+                memory: Some(MemoryBranch {
+                    id: recalled.id,
+                    reported: false,
+                    alone: recalled.matched != crate::memory::Match::Prefix,
+                }),
+            });
+        }
         self.phase = Phase::Searching;
     }
 
@@ -1620,6 +1762,19 @@ impl TaskRun {
         self.counters
             .model
             .add(&bounded_model_usage(&report.model, 1));
+        if !report.success
+            && let Some(memory) = &self.memory
+            && let Some(recalled) = memory.recall(&self.task)
+        {
+            tracing::info!(task = %self.id, workflow = %recalled.id.to_hex(), steps = recalled.steps.len(), "a remembered workflow is tried first");
+            self.journal.append(&JournalEvent::Recalled {
+                workflow: recalled.id.to_hex(),
+                matched: recalled.matched,
+                steps: recalled.steps.clone(),
+                support: recalled.support,
+            });
+            self.recall(recalled);
+        }
         self.journal.append(&JournalEvent::Branches {
             node: node.to_string(),
             root: report.root,
@@ -1670,6 +1825,14 @@ impl TaskRun {
         let remaining = self.remaining();
         if remaining == 0 {
             return None;
+        }
+        // A remembered workflow is tried first, alone: the others wait for its report.
+        if let Some(b) = self
+            .branches
+            .iter()
+            .find(|b| b.memory.is_some_and(|m| m.alone && !m.reported) && !b.exhausted)
+        {
+            return (b.in_flight == 0).then(|| (b.id, chunk.min(remaining).max(1)));
         }
         let visits = |b: &Branch| f64::from(b.visits) + f64::from(b.in_flight_actions);
         let parent: f64 = self.branches.iter().map(visits).sum();
@@ -1841,6 +2004,7 @@ impl TaskRun {
                 b.prefix_fingerprints = report.prefix_fingerprints.clone();
             }
         }
+        self.note_recalled(&report);
         // Each executed action reaches at most one new location: more is a lie, and lies here
         // could hide states from the other searches.
         let allowed = report.actions as usize + report.prefix_fingerprints.len() + 1;
@@ -1912,6 +2076,42 @@ impl TaskRun {
                 claim: claim.clone(),
                 shots,
             });
+        }
+    }
+
+    /// The first report on a remembered workflow's branch says how it fared: it worked when
+    /// its own steps (all of them, or fewer) reached a success; otherwise the search went on
+    /// from the last page they reached.
+    fn note_recalled(&mut self, report: &ProgressReport) {
+        let Some(b) = self.branches.get_mut(report.branch.0 as usize) else {
+            return;
+        };
+        let Some(MemoryBranch {
+            id,
+            reported: false,
+            alone,
+        }) = b.memory
+        else {
+            return;
+        };
+        if let Some(m) = &mut b.memory {
+            m.reported = true;
+        }
+        let steps = b.lead.len() + 1;
+        let reached = report.prefix_fingerprints.len().min(steps);
+        let worked = report
+            .successes
+            .iter()
+            .any(|p| p.actions.len() <= steps && b.path().starts_with(&p.actions));
+        if let Some(used) = &mut self.memory_use {
+            used.reached = reached as u32;
+            used.worked = worked;
+        }
+        tracing::info!(task = %self.id, workflow = %id.to_hex(), reached, steps, worked, "the remembered workflow reported");
+        if let Some(memory) = &self.memory
+            && alone
+        {
+            memory.note(&id, worked);
         }
     }
 
@@ -2192,6 +2392,7 @@ impl TaskRun {
                 remembered: self.counters.remembered,
                 pruned: self.counters.pruned.clone(),
                 model: self.counters.model.clone(),
+                memory: self.memory_use.clone(),
             },
             network: self.network.clone(),
             answer: None,
@@ -2276,6 +2477,8 @@ impl TaskRun {
             steps,
             pages,
             evidence,
+            found_by: finder.to_string(),
+            verified_by: verifier.to_string(),
         })));
     }
 
@@ -2290,6 +2493,10 @@ impl TaskRun {
                 .keep_all
                 .then(|| std::mem::take(&mut self.kept_reports)),
             passed,
+            memory: self
+                .memory
+                .clone()
+                .filter(|_| !self.memory_use.as_ref().is_some_and(|u| u.worked)),
         }
     }
 
@@ -2448,6 +2655,8 @@ struct Passed {
     steps: Vec<ResultStep>,
     pages: Vec<PageInfo>,
     evidence: Option<Evidence>,
+    found_by: String,
+    verified_by: String,
 }
 
 /// The files a finished task leaves besides its journal and result, written on a blocking
@@ -2461,6 +2670,9 @@ struct ArtifactJob {
     key: Option<ed25519_dalek::SigningKey>,
     kept_reports: Option<Vec<KeptReport>>,
     passed: Option<Passed>,
+    /// Where a pass is remembered as a parametrized workflow (`None` also when the pass is a
+    /// remembered workflow's own steps: its record counted the success already).
+    memory: Option<crate::memory::WorkflowMemory>,
 }
 
 impl ArtifactJob {
@@ -2477,11 +2689,25 @@ impl ArtifactJob {
             steps,
             pages,
             evidence,
+            found_by,
+            verified_by,
         }) = self.passed.take()
         else {
             self.write_report();
             return id;
         };
+        if let Some(memory) = &self.memory
+            && !steps.is_empty()
+        {
+            let actions: Vec<(Action, RiskClass)> =
+                steps.iter().map(|s| (s.action.clone(), s.risk)).collect();
+            match memory.remember_pass(&self.task, &actions, found_by, verified_by) {
+                Ok(workflow) => {
+                    tracing::info!(task = %id, workflow = %workflow.to_hex(), "remembered as a workflow")
+                }
+                Err(error) => tracing::warn!(task = %id, %error, "not remembered"),
+            }
+        }
         if !steps.is_empty() {
             match forager_protocol::workflow::compile(&self.task, &steps, &pages)
                 .map_err(|e| e.to_string())

@@ -27,6 +27,19 @@ pub enum JournalEvent {
         /// The task.
         task: Box<TaskSpec>,
     },
+    /// A remembered workflow, bound to the task's values, is its first branch (journaled
+    /// before `Branches`, so a resumed queen numbers the branches as before).
+    Recalled {
+        /// The workflow's id (hex).
+        workflow: String,
+        /// How the goal matched it.
+        matched: crate::memory::Match,
+        /// Its steps with the task's values, and their risk classes.
+        steps: Vec<(forager_protocol::Action, forager_protocol::risk::RiskClass)>,
+        /// How many verified successes of the site began with these steps.
+        #[serde(default)]
+        support: u32,
+    },
     /// The start state's actions, one branch each.
     Branches {
         /// The node that opened the start page.

@@ -10,6 +10,8 @@
 //!   atomically beside it.
 //! - [`artifacts`]: the signed trajectory a passing run leaves (and `rollouts.json` with
 //!   `--keep-all`), and `verify_run_dir`, behind `forager verify`.
+//! - [`memory`]: verified successes kept as parametrized workflows, recalled for a new task
+//!   of the same kind, exported and imported as signed bundles.
 //! - [`report`]: `report.html`, the page a person looks at.
 //! - [`cluster`]: starting a node or a queen: network, replica, worker or coordinator.
 //! - [`http`]: a router served on a loopback port (the demo site, the test fixtures).
@@ -21,5 +23,6 @@ pub mod cluster;
 pub mod coordinator;
 pub mod http;
 pub mod journal;
+pub mod memory;
 pub mod metrics;
 pub mod report;

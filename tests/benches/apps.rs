@@ -26,6 +26,12 @@
 //! one-action budget: its predicate must hold there). The binary is `$FORAGER_BIN` when set.
 //! Every run is appended to `runs.jsonl` in the output directory; the table goes to stdout
 //! and `table.md`.
+//!
+//! The workflow memory (`docs/memory-benchmark.md`): `--memory DIR` runs every task with that
+//! memory folder (shared by the runs, in the order of the tasks file: an original task, then
+//! its variants with other values, `family` naming the original) instead of `--no-memory`;
+//! `--baseline FILE`, a `runs.jsonl` of the same tasks without memory, adds the comparison
+//! (per task, per family of variants, in total) to stdout and `memory.md`.
 // Synchronous program: a blocking sleep is its poll interval.
 #![allow(clippy::disallowed_methods)]
 
@@ -89,6 +95,9 @@ struct Task {
     /// The task's risk ceiling when it is not the default (3): a task whose write sends
     /// something to others (filing an issue, a comment) is class 4, and its user says so.
     risk_ceiling: Option<u8>,
+    /// The family of tasks with other values it belongs to (the original's id), for the
+    /// memory comparison.
+    family: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, serde::Deserialize)]
@@ -133,12 +142,17 @@ struct Run {
     leak_lines: Vec<String>,
     pruned: BTreeMap<String, u64>,
     binary: String,
+    /// With `--memory`: the result's `metrics.memory` (the remembered workflow tried first).
+    #[serde(default)]
+    memory: Value,
 }
 
 struct Settings {
     budget: u64,
     timeout: u64,
     nodes: u64,
+    /// The memory folder the runs share (`--memory`); none: `--no-memory`.
+    memory: Option<PathBuf>,
 }
 
 /// A program run with a time limit, its output in files; `None` when it overran (killed).
@@ -485,9 +499,13 @@ fn run_task(
             .args(["--budget", &cx.settings.budget.to_string()])
             .args(["--timeout", &cx.settings.timeout.to_string()])
             .args(["--nodes", &cx.settings.nodes.to_string()])
-            .arg("--no-memory")
-            .arg("--out")
-            .arg(run_dir.join("explore"));
+            // One family per application: what is learned on one port serves on another.
+            .args(["--family", &app.name]);
+        match &cx.settings.memory {
+            Some(dir) => explore.arg("--memory").arg(dir),
+            None => explore.arg("--no-memory"),
+        };
+        explore.arg("--out").arg(run_dir.join("explore"));
         let exit = run_with_limit(
             explore,
             Duration::from_secs(cx.settings.timeout + 120),
@@ -594,6 +612,7 @@ fn run_task(
             .map(|m| m.iter().map(|(k, v)| (k.clone(), number(v))).collect())
             .unwrap_or_default(),
         binary: cx.binary_label.to_owned(),
+        memory: result["metrics"]["memory"].clone(),
     }
 }
 
@@ -638,6 +657,7 @@ fn main() {
         budget: arg("--budget").map_or(150, |s| s.parse().expect("--budget N")),
         timeout: arg("--timeout").map_or(300, |s| s.parse().expect("--timeout SECS")),
         nodes: arg("--nodes").map_or(2, |s| s.parse().expect("--nodes N")),
+        memory: arg("--memory").map(PathBuf::from),
     };
     let all: Tasks =
         serde_json::from_str(include_str!("apps-tasks.json")).expect("apps-tasks.json is valid");
@@ -767,6 +787,97 @@ fn main() {
     let table = table(&all.tasks, &done, settings.budget);
     println!("{table}");
     std::fs::write(out.join("table.md"), &table).expect("table.md");
+    if let Some(baseline) = arg("--baseline") {
+        let without: Vec<Run> = std::fs::read_to_string(&baseline)
+            .unwrap_or_else(|e| panic!("--baseline {baseline}: {e}"))
+            .lines()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect();
+        let compared = memory_table(&all.tasks, &done, &without);
+        println!("{compared}");
+        std::fs::write(out.join("memory.md"), &compared).expect("memory.md");
+    }
+}
+
+/// `--baseline FILE` (the `runs.jsonl` of the same tasks run with `--no-memory`): these runs
+/// (with `--memory`) beside those, per task; per family of tasks with other values, the
+/// variants' actions with memory over without (the original is what fills the memory); and
+/// over all the tasks both ran, in the order run, the total.
+fn memory_table(tasks: &[Task], with: &[Run], without: &[Run]) -> String {
+    let mut out = String::from(
+        "| app | task | family | capsule | memory | pass with / without | actions with / without | wall s with / without |\n|---|---|---|---|---|---|---|---|\n",
+    );
+    let pair = |r: &Run| {
+        without
+            .iter()
+            .find(|b| b.app == r.app && b.task == r.task && b.capsule == r.capsule)
+    };
+    let mut families: BTreeMap<(String, bool), (u64, u64, usize)> = BTreeMap::new();
+    let (mut total_with, mut total_without) = (0u64, 0u64);
+    for r in with {
+        let Some(b) = pair(r) else { continue };
+        let family = tasks
+            .iter()
+            .find(|t| t.app == r.app && t.id == r.task)
+            .and_then(|t| t.family.clone());
+        let memory = if r.memory.is_null() {
+            "–".to_owned()
+        } else if r.memory["worked"] == true {
+            format!("worked ({} steps)", r.memory["steps"])
+        } else if r.memory["matched"] == "prefix" {
+            format!(
+                "shared prefix, {} of {} steps",
+                r.memory["reached"], r.memory["steps"]
+            )
+        } else {
+            format!(
+                "diverged after {} of {}",
+                r.memory["reached"], r.memory["steps"]
+            )
+        };
+        out.push_str(&format!(
+            "| {} | {} | {} | {} | {} | {} / {} | {} / {} | {:.1} / {:.1} |\n",
+            r.app,
+            r.task,
+            family.as_deref().unwrap_or("–"),
+            if r.capsule { "yes" } else { "no" },
+            memory,
+            if r.pass { "✓" } else { "✗" },
+            if b.pass { "✓" } else { "✗" },
+            r.actions,
+            b.actions,
+            r.wall_ms as f64 / 1000.0,
+            b.wall_ms as f64 / 1000.0,
+        ));
+        total_with += r.actions;
+        total_without += b.actions;
+        if let Some(family) = family
+            && family != r.task
+        {
+            let f = families.entry((family, r.capsule)).or_default();
+            f.0 += r.actions;
+            f.1 += b.actions;
+            f.2 += 1;
+        }
+    }
+    out.push('\n');
+    let mut ratios = Vec::new();
+    for ((family, capsule), (w, wo, n)) in &families {
+        let ratio = *w as f64 / (*wo).max(1) as f64;
+        ratios.push(ratio);
+        out.push_str(&format!(
+            "- family {family}{}: {n} variants, {w} actions with memory, {wo} without: {ratio:.2}×\n",
+            if *capsule { " (capsule)" } else { "" }
+        ));
+    }
+    if let Some(median) = median(&ratios) {
+        out.push_str(&format!("- median over families: {median:.2}×\n"));
+    }
+    out.push_str(&format!(
+        "- all tasks both ran, in order: {total_with} actions with memory, {total_without} without: {:.2}×\n",
+        total_with as f64 / total_without.max(1) as f64
+    ));
+    out
 }
 
 /// The per-run table and the summary lines.

@@ -122,7 +122,11 @@ impl Cluster {
             &self.key,
             PORT,
         );
-        command.arg("--assignment-deadline").arg("4").args(extra);
+        // The cluster's mechanics under test, not the memory: a second task of the same
+        // kind would otherwise be a remembered workflow's, which one node runs alone.
+        command
+            .args(["--assignment-deadline", "4", "--no-memory"])
+            .args(extra);
         start_peer(command, "queen").await
     }
 

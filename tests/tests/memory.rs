@@ -184,3 +184,185 @@ async fn without_a_model_forager_says_so_once_and_reads_with_ngrams() {
     assert_eq!(named.code, Some(2), "{}", named.stderr);
     assert!(named.stderr.contains("--embedder"), "{}", named.stderr);
 }
+
+/// `forager memory …` with this test's memory folder, n-grams; its stdout.
+fn memory_command(args: &[&str], memory: &str) -> std::process::Output {
+    let mut all = vec!["memory"];
+    all.extend_from_slice(args);
+    all.extend(["--memory", memory, "--embedder", "ngram"]);
+    forager_tests::run_forager(&all, std::time::Duration::from_secs(60))
+}
+
+fn delivery_args<'a>(
+    url: &'a str,
+    item: &'a str,
+    goal: &'a str,
+    memory: &'a [&'a str],
+) -> Vec<&'a str> {
+    let mut args = vec![
+        "--url",
+        url,
+        "--goal",
+        goal,
+        "--success-text",
+        item,
+        "--input",
+        "postcode=10115",
+        "--budget",
+        "80",
+        "--embedder",
+        "ngram",
+    ];
+    args.extend_from_slice(memory);
+    args
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_verified_pass_is_tried_first_with_another_tasks_values_here_and_after_an_import() {
+    let site = sites::serve(sites::workshop()).await;
+    let url = site.url("/");
+    let memory = tempfile::tempdir().expect("a memory folder");
+    let memory_path = memory.path().display().to_string();
+    let with = ["--memory", memory_path.as_str()];
+
+    // The original task: found by search, reproduced, remembered with its parameters.
+    let original = forager(
+        "wf-memory-original",
+        &delivery_args(
+            &url,
+            "Delivery of Walnut desk",
+            "Check delivery of the \"Walnut desk\" to my postcode",
+            &with,
+        ),
+    )
+    .await;
+    let original = original.passed();
+    assert!(original.metrics.memory.is_none(), "nothing to recall yet");
+    let listed = memory_command(&["list", "--json"], &memory_path);
+    assert!(
+        listed.status.success(),
+        "{}",
+        String::from_utf8_lossy(&listed.stderr)
+    );
+    let listed: serde_json::Value = serde_json::from_slice(&listed.stdout).expect("json");
+    assert_eq!(listed.as_array().map(Vec::len), Some(1), "{listed}");
+    assert_eq!(
+        listed[0]["template"], "Check delivery of the \"{0}\" to my postcode",
+        "{listed}"
+    );
+    assert_eq!(listed[0]["parameters"][1]["kind"], "input", "{listed}");
+
+    // Another item of the same room: the workflow with the new value, tried first and alone,
+    // reaches the success in its own steps.
+    let lamp = "Check delivery of the \"Reading lamp\" to my postcode";
+    let variant = forager(
+        "wf-memory-variant",
+        &delivery_args(&url, "Delivery of Reading lamp", lamp, &with),
+    )
+    .await;
+    let variant_result = variant.passed();
+    let used = variant_result
+        .metrics
+        .memory
+        .clone()
+        .expect("the memory was used");
+    assert!(used.worked, "{used:?}");
+    assert_eq!((used.steps, used.reached), (3, 3), "{used:?}");
+    assert_eq!(
+        variant_result.metrics.actions, 3,
+        "{:?}",
+        variant_result.metrics
+    );
+    let report = std::fs::read_to_string(variant.out.join("report.html")).expect("a report");
+    assert!(
+        report.contains("R: remembered workflow"),
+        "the tree shows the memory's branch"
+    );
+    assert!(
+        report.contains("id=\"memory\""),
+        "the header says the memory was used"
+    );
+
+    // An item of another room: the workflow's second step is not on the page it reaches, so
+    // the search goes on from there (the room), not from the start page, and still passes.
+    let bench = forager(
+        "wf-memory-diverges",
+        &delivery_args(
+            &url,
+            "Delivery of Bench",
+            "Check delivery of the \"Bench\" to my postcode",
+            &with,
+        ),
+    )
+    .await;
+    let bench = bench.passed();
+    let used = bench.metrics.memory.clone().expect("the memory was tried");
+    assert!(!used.worked, "{used:?}");
+    assert_eq!(used.reached, 1, "{used:?}");
+
+    // A second installation imports the first one's signed memory and gains the same.
+    let key_dir = tempfile::tempdir().expect("a key folder");
+    let key = key_dir.path().join("user.key");
+    let bundle = key_dir.path().join("team.memory");
+    let made = forager_tests::run_forager(
+        &["key", "--user", "--out", &key.display().to_string()],
+        std::time::Duration::from_secs(30),
+    );
+    assert!(
+        made.status.success(),
+        "{}",
+        String::from_utf8_lossy(&made.stderr)
+    );
+    let exported = memory_command(
+        &[
+            "export",
+            "--key",
+            &key.display().to_string(),
+            "--out",
+            &bundle.display().to_string(),
+        ],
+        &memory_path,
+    );
+    assert!(
+        exported.status.success(),
+        "{}",
+        String::from_utf8_lossy(&exported.stderr)
+    );
+    let text = std::fs::read_to_string(&bundle).expect("the bundle");
+    assert!(!text.contains("10115"), "an input's value in the bundle");
+    let fresh = tempfile::tempdir().expect("another installation");
+    let fresh_path = fresh.path().display().to_string();
+    let tampered = key_dir.path().join("tampered.memory");
+    std::fs::write(&tampered, text.replacen("Walnut desk", "Oak table", 1)).expect("write");
+    let refused = memory_command(&["import", &tampered.display().to_string()], &fresh_path);
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&refused.stderr).contains("signature"),
+        "{}",
+        String::from_utf8_lossy(&refused.stderr)
+    );
+    let imported = memory_command(&["import", &bundle.display().to_string()], &fresh_path);
+    assert!(
+        imported.status.success(),
+        "{}",
+        String::from_utf8_lossy(&imported.stderr)
+    );
+    let there = forager(
+        "wf-memory-imported",
+        &delivery_args(
+            &url,
+            "Delivery of Oak chair",
+            "Check delivery of the \"Oak chair\" to my postcode",
+            &["--memory", fresh_path.as_str()],
+        ),
+    )
+    .await;
+    let there = there.passed();
+    let used = there
+        .metrics
+        .memory
+        .clone()
+        .expect("the imported memory was used");
+    assert!(used.worked, "{used:?}");
+    assert_eq!(there.metrics.actions, 3, "{:?}", there.metrics);
+}

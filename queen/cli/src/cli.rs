@@ -44,8 +44,10 @@ pub enum Command {
     /// Success is decided by predicates (URL regex, text, selector, JavaScript, extraction),
     /// never by reading prose. Actions above the risk ceiling are never executed; they are
     /// reported as approval_required. Pages are read with the installed sentence model
-    /// (--embedder). Successes are remembered on disk (--memory) and recalled by later runs
-    /// whose goals are alike, on the same site: their actions are tried first. Exit status:
+    /// (--embedder). Verified passes are remembered on disk (--memory) as workflows with
+    /// parameters: a later task of the same kind on the same site (the goal with other
+    /// quoted values, words or inputs) is tried first as that workflow with its own values
+    /// (`forager memory` lists them); alike goals' actions are tried first. Exit status:
     /// 0 pass, 1 failing, 2 bad input. Examples:
     ///
     ///   forager explore --url http://127.0.0.1:8080/ --goal 'Find the "Rust" book' \
@@ -136,6 +138,18 @@ pub enum Command {
     ///       --key-file ~/.forager-capsule.key
     #[command(verbatim_doc_comment, subcommand)]
     Capsule(CapsuleCommand),
+    /// The workflow memory: every verified pass is kept as a workflow with parameters (the
+    /// goal's quoted values, the words of the goal its steps used, its inputs by name), and a
+    /// later task of the same kind on the same site is tried first as that workflow with its
+    /// own values. List it, forget part of it, or carry it to another installation as a
+    /// signed bundle (never with an input's value or a capsule's secret). Examples:
+    ///
+    ///   forager memory list
+    ///   forager memory export --key ~/.forager-user.key --out team.memory
+    ///   forager memory import team.memory
+    ///   forager memory forget 3f9c
+    #[command(verbatim_doc_comment, subcommand)]
+    Memory(MemoryCommand),
     /// Serve a bundled demo site on 127.0.0.1 and explore a task on it: search, a two-step
     /// form with a required input, a confirmation page. Prints where the artifacts are.
     Demo(DemoArgs),
@@ -351,6 +365,11 @@ pub struct TaskArgs {
     /// Seed of every random choice (and of the pages' Math.random).
     #[arg(long, value_name = "S")]
     pub seed: Option<u64>,
+    /// The task's family: what its memory is kept and recalled under (default the start
+    /// URL's origin). Name one to share what was learned between hosts of one application
+    /// (staging and production, or a server moved to another port).
+    #[arg(long, value_name = "NAME")]
+    pub family: Option<String>,
     /// Another origin navigation may reach. Repeatable.
     #[arg(long = "allow-origin", value_name = "URL")]
     pub allow_origins: Vec<String>,
@@ -472,6 +491,57 @@ pub struct CapsuleSecretArgs {
     /// A capsule key file (`forager capsule keygen`).
     #[arg(long, value_name = "FILE")]
     pub key_file: Option<PathBuf>,
+}
+
+/// Where the memory lives and how goals are read, for `forager memory`.
+#[derive(Debug, Args)]
+pub struct MemoryArgs {
+    /// The memory folder (as `explore --memory`): default the per-user data folder's
+    /// `memory/` (~/.local/share/forager/memory). A `forager queen`'s is its DATA folder,
+    /// whose goals it reads with n-grams: `--memory DATA --embedder ngram`.
+    #[arg(long, value_name = "DIR")]
+    pub memory: Option<PathBuf>,
+    #[command(flatten)]
+    pub embedder: EmbedderArgs,
+}
+
+/// The `forager memory` commands.
+#[derive(Debug, Subcommand)]
+pub enum MemoryCommand {
+    /// List the remembered workflows: id, site, goal template, steps, how they fared.
+    List {
+        #[command(flatten)]
+        memory: MemoryArgs,
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Forget the workflows whose id starts with ID (hex, as `list` shows).
+    Forget {
+        /// The id or its start.
+        id: String,
+        #[command(flatten)]
+        memory: MemoryArgs,
+    },
+    /// Write every workflow to a bundle signed with your user key (`forager key --user`).
+    Export {
+        /// Where.
+        #[arg(long, value_name = "FILE")]
+        out: PathBuf,
+        /// Your user key.
+        #[arg(long, value_name = "FILE")]
+        key: PathBuf,
+        #[command(flatten)]
+        memory: MemoryArgs,
+    },
+    /// Check a bundle (size, signature, version, embedder, every workflow) and keep its
+    /// workflows; a bundle that fails any check is refused whole, by name.
+    Import {
+        /// The bundle.
+        file: PathBuf,
+        #[command(flatten)]
+        memory: MemoryArgs,
+    },
 }
 
 /// The `forager capsule` commands.
@@ -750,6 +820,10 @@ pub struct QueenArgs {
     /// DATA/tasks/<id>/rollouts.json.
     #[arg(long)]
     pub keep_all: bool,
+    /// Neither keep verified passes as workflows (DATA/workflows) nor try them first for
+    /// later tasks of the same kind.
+    #[arg(long)]
+    pub no_memory: bool,
     /// Ended tasks kept in memory (the newest) for `forager status`; older ones are read
     /// back from DATA/tasks when asked for, so memory does not grow with every task run.
     #[arg(long, value_name = "N", default_value_t = forager_queen::coordinator::DEFAULT_ENDED_IN_MEMORY)]

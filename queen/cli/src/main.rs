@@ -19,6 +19,7 @@
 //! - [`capsule`]: `forager capsule`: a login captured, sealed and signed; a capsule mounted
 //!   into a task.
 //! - [`consent`]: the user's side of consent: `key --user`, `approve`, `revoke`, `--consent`.
+//! - [`memory`]: `forager memory`: the workflow memory listed, forgotten, exported, imported.
 //! - [`task_input`]: a task built from command-line flags and task files (TOML or JSON).
 //! - [`inputs`]: the named values a task types (`--input`, `--totp`), read into maps.
 //! - [`embedder`]: the sentence model a command reads pages with, or none.
@@ -32,6 +33,7 @@ mod demo_site;
 mod embedder;
 mod explore;
 mod inputs;
+mod memory;
 mod operator;
 mod peers;
 mod replay;
@@ -78,6 +80,7 @@ fn main() -> ExitCode {
         Command::Revoke { consent, key } => consent::revoke_consent(&consent, &key, None),
         Command::Verify { dir, json } => verify::run(&dir, json),
         Command::Replay(args) => serving().and_then(|rt| replay::run(&args, &rt)),
+        Command::Memory(command) => memory::run(command),
         Command::Capsule(command) => match command {
             CapsuleCommand::Keygen { out } => capsule::keygen(&out),
             CapsuleCommand::Capture(args) => serving().and_then(|rt| capsule::capture(&args, &rt)),

@@ -212,6 +212,15 @@ pub fn queen(args: &QueenArgs, runtime: &tokio::runtime::Runtime) -> anyhow::Res
             assignment_deadline: Duration::from_secs(args.assignment_deadline.max(1)),
             keep_all: args.keep_all,
             ended_in_memory: args.ended_in_memory.max(1),
+            // Template matching needs no model: the queen's vectors are n-grams.
+            memory: match args.no_memory {
+                true => None,
+                false => Some(forager_queen::memory::WorkflowMemory::open(
+                    &args.data.join(forager_queen::memory::WORKFLOWS_DIR),
+                    forager_node::memory::GoalEmbedder::Ngram,
+                    forager_queen::memory::MemoryLimits::default(),
+                )?),
+            },
             ..QueenConfig::new(args.data.clone())
         };
         let counters = queen_config.metrics.clone();

@@ -24,6 +24,7 @@ use forager_queen::cluster::{
 use forager_queen::coordinator::{Queen, QueenConfig};
 use forager_queen::journal::JOURNAL_FILE;
 use forager_queen::journal::RESULT_FILE;
+use forager_queen::memory::{MemoryLimits, WorkflowMemory};
 use forager_queen::report::REPORT_FILE;
 use indicatif::{ProgressBar, ProgressStyle};
 use std::path::{Path, PathBuf};
@@ -107,6 +108,25 @@ fn interrupted(task: &TaskSpec, id: &TaskId, started: Instant) -> RunResult {
     }
 }
 
+/// The goal embedder the run's nodes and its memory read goals with.
+fn embedder_of(options: &RunOptions) -> GoalEmbedder {
+    match &options.model {
+        Some(model) => GoalEmbedder::Model(model.clone()),
+        None => GoalEmbedder::Ngram,
+    }
+}
+
+/// The workflow memory in the run's memory folder (`workflows/`), if it keeps one.
+fn workflow_memory(options: &RunOptions) -> anyhow::Result<Option<WorkflowMemory>> {
+    let Some(dir) = &options.memory else {
+        return Ok(None);
+    };
+    let dir = dir.join(forager_queen::memory::WORKFLOWS_DIR);
+    let memory = WorkflowMemory::open(&dir, embedder_of(options), MemoryLimits::default())
+        .map_err(|e| anyhow::anyhow!("the workflow memory: {e}"))?;
+    Ok(Some(memory))
+}
+
 /// Runs a validated task on an embedded cluster. Errors are failures to run (no Chromium, no
 /// network); a search that finds nothing is a `failing` result, not an error.
 pub async fn run_task(task: TaskSpec, options: RunOptions) -> anyhow::Result<RunOutcome> {
@@ -130,6 +150,7 @@ pub async fn run_task(task: TaskSpec, options: RunOptions) -> anyhow::Result<Run
         },
         QueenConfig {
             keep_all: options.keep_all,
+            memory: workflow_memory(&options)?,
             ..QueenConfig::new(queen_data.clone())
         },
     )
@@ -207,11 +228,7 @@ impl Embedded {
     /// Starts the nodes (each with its own Chromium) and waits until the queen sees them all.
     async fn launch(&mut self, options: &RunOptions, key: [u8; 32]) -> anyhow::Result<()> {
         let mut bootstrap = self.queen.addresses.clone();
-        let embedder = match &options.model {
-            Some(model) => GoalEmbedder::Model(model.clone()),
-            None => GoalEmbedder::Ngram,
-        };
-        let id = embedder.id();
+        let id = embedder_of(options).id();
         // One memory for the run's nodes (each also hears the other's gossip: stored once).
         let replica = Arc::new(match &options.memory {
             Some(dir) => {

@@ -93,6 +93,9 @@ pub fn build_task(args: &TaskArgs) -> Result<BuiltTask, BadInput> {
     if let Some(ceiling) = args.risk_ceiling {
         task.risk_ceiling = RiskClass::try_from(ceiling).map_err(|e| BadInput(e.to_string()))?;
     }
+    if let Some(family) = &args.family {
+        task.family = Some(family.clone());
+    }
     if let Some(seed) = args.seed {
         task.seed = seed;
     }

@@ -73,6 +73,13 @@ fn page(title: &str, kind: &str, result: &RunResult, body: Markup) -> Markup {
                     @if let Some(answer) = &result.answer {
                         div.small #answer { "answer (extracted by the model tier): " code { (answer.0) } }
                     }
+                    @if let Some(memory) = &result.metrics.memory {
+                        div.small #memory {
+                            "memory (R): remembered workflow " code { (memory.workflow.get(..12).unwrap_or(&memory.workflow)) }
+                            " (" (memory.matched) " match) tried first: " (memory.reached) " of " (memory.steps) " steps taken, "
+                            @if memory.worked { "and they reached the success" } @else { "then the search went on" }
+                        }
+                    }
                     @if result.judged_by == forager_protocol::llm::Judge::Model {
                         div.small #judged {
                             "judged by the model tier's verdict: the task gives no success predicate (weaker than a predicate)"

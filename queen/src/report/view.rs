@@ -232,6 +232,91 @@ impl RunView {
         reasons
     }
 
+    /// Adds a branch of the queen's root to the picture.
+    fn add_branch(&mut self, label: String, state: NodeState, detail: Option<String>) {
+        let vertex = self.vertices.len();
+        let mut v = Vertex::new(label.clone(), state, 1);
+        v.detail = detail;
+        self.vertices.push(v);
+        self.vertices[0].children.push(vertex);
+        self.branches.push(BranchView {
+            label,
+            vertex,
+            ..BranchView::default()
+        });
+    }
+
+    /// The queen's branches, as it numbers them: the start page's actions within the ceiling
+    /// (and those above it, drawn apart), resumptions at approved actions, then a remembered
+    /// workflow or shared prefix (R).
+    fn start_page_branches(
+        &mut self,
+        node: &str,
+        candidates: &[forager_protocol::wire::WireCandidate],
+        recalled: Option<&(String, usize, crate::memory::Match)>,
+    ) {
+        self.expander = Some(node.to_owned());
+        self.peer(node);
+        self.role(node, "opened the start page");
+        let ceiling = self
+            .task
+            .as_ref()
+            .map_or(RiskClass::DEFAULT_CEILING, |t| t.risk_ceiling);
+        let consents = self.task.as_ref().map(|t| t.consents.clone());
+        let (branches, approvals) = branch_candidates(candidates.to_vec(), ceiling, |c| {
+            consents
+                .iter()
+                .flatten()
+                .any(|s| s.value.permits(&[], c.key, c.risk))
+        });
+        self.approvals = approvals.len();
+        for candidate in branches {
+            self.add_branch(
+                candidate.action.label(),
+                NodeState::Unexplored,
+                Some(format!("prior {:.2}", candidate.prior)),
+            );
+        }
+        let resumes: Vec<String> = self
+            .task
+            .iter()
+            .flat_map(|t| &t.consents)
+            .filter(|c| !c.value.prefix.is_empty())
+            .map(|c| format!("resume at {}", c.value.action.action.label()))
+            .collect();
+        for label in resumes {
+            self.add_branch(label, NodeState::Unexplored, None);
+        }
+        if let Some((workflow, steps, matched)) = recalled {
+            let short = workflow.get(..12).unwrap_or(workflow);
+            let (label, detail) = match matched {
+                crate::memory::Match::Prefix => (
+                    format!("R: the way in of remembered workflow {short}"),
+                    format!("{steps} steps the site's successes began with"),
+                ),
+                _ => (
+                    format!("R: remembered workflow {short}"),
+                    format!("{steps} steps from memory, tried first"),
+                ),
+            };
+            self.add_branch(label, NodeState::Unexplored, Some(detail));
+        }
+        for candidate in approvals {
+            let vertex = self.vertices.len();
+            let mut v = Vertex::new(
+                candidate.action.label(),
+                NodeState::approval_required(candidate.risk),
+                1,
+            );
+            v.detail = Some(format!(
+                "risk class {} is above the ceiling: never executed",
+                candidate.risk.level()
+            ));
+            self.vertices.push(v);
+            self.vertices[0].children.push(vertex);
+        }
+    }
+
     /// Gathers the journal's entries and the result.
     pub(super) fn build(entries: &[Entry], result: &RunResult) -> RunView {
         let mut view = RunView::default();
@@ -242,8 +327,15 @@ impl RunView {
             NodeState::Root,
             0,
         ));
+        let mut recalled: Option<(String, usize, crate::memory::Match)> = None;
         for entry in entries {
             match &entry.event {
+                JournalEvent::Recalled {
+                    workflow,
+                    steps,
+                    matched,
+                    ..
+                } => recalled = Some((workflow.clone(), steps.len(), *matched)),
                 JournalEvent::Submitted { task } => {
                     view.task = Some((**task).clone());
                     marks.push(("submitted", entry.at_ms));
@@ -252,48 +344,7 @@ impl RunView {
                     node, candidates, ..
                 } => {
                     marks.push(("start page opened", entry.at_ms));
-                    view.expander = Some(node.clone());
-                    view.peer(node);
-                    view.role(node, "opened the start page");
-                    let ceiling = view
-                        .task
-                        .as_ref()
-                        .map_or(RiskClass::DEFAULT_CEILING, |t| t.risk_ceiling);
-                    let consents = view.task.as_ref().map(|t| t.consents.clone());
-                    let (branches, approvals) =
-                        branch_candidates(candidates.clone(), ceiling, |c| {
-                            consents
-                                .iter()
-                                .flatten()
-                                .any(|s| s.value.permits(&[], c.key, c.risk))
-                        });
-                    view.approvals = approvals.len();
-                    for candidate in branches {
-                        let vertex = view.vertices.len();
-                        let mut v = Vertex::new(candidate.action.label(), NodeState::Unexplored, 1);
-                        v.detail = Some(format!("prior {:.2}", candidate.prior));
-                        view.vertices.push(v);
-                        view.vertices[0].children.push(vertex);
-                        view.branches.push(BranchView {
-                            label: candidate.action.label(),
-                            vertex,
-                            ..BranchView::default()
-                        });
-                    }
-                    for candidate in approvals {
-                        let vertex = view.vertices.len();
-                        let mut v = Vertex::new(
-                            candidate.action.label(),
-                            NodeState::approval_required(candidate.risk),
-                            1,
-                        );
-                        v.detail = Some(format!(
-                            "risk class {} is above the ceiling: never executed",
-                            candidate.risk.level()
-                        ));
-                        view.vertices.push(v);
-                        view.vertices[0].children.push(vertex);
-                    }
+                    view.start_page_branches(node, candidates, recalled.as_ref());
                 }
                 JournalEvent::Assigned { node, branch, .. } => {
                     view.peer(node);
@@ -400,41 +451,7 @@ impl RunView {
                 };
             }
         }
-        // The trees under their branches.
-        for ((branch, peer, _), tree) in &trees {
-            view.omitted += tree.omitted;
-            let Some(b) = view.branches.get(*branch as usize) else {
-                continue;
-            };
-            let anchor = b.vertex;
-            let mut ids: HashMap<u32, usize> = HashMap::new();
-            ids.insert(0, anchor);
-            let mut added = 0;
-            for n in tree.nodes.values() {
-                let Some(parent) = n.parent.and_then(|p| ids.get(&p).copied()) else {
-                    continue;
-                };
-                let vertex = view.vertices.len();
-                let depth = view.vertices[parent].depth + 1;
-                let mut v = Vertex::new(
-                    n.label.clone().unwrap_or_default(),
-                    NodeState::from_journal(&n.status),
-                    depth,
-                );
-                v.value = n.value;
-                v.replay = n.replay;
-                v.visits = n.visits;
-                v.peer = Some(*peer);
-                v.detail = n.detail.clone();
-                view.vertices.push(v);
-                view.vertices[parent].children.push(vertex);
-                ids.insert(n.id, vertex);
-                added += 1;
-            }
-            if let Some(b) = view.branches.get_mut(*branch as usize) {
-                b.nodes += added;
-            }
-        }
+        view.attach_trees(&trees);
         view.mark_winner(result);
         // Phases: from each mark to the next.
         for pair in marks.windows(2) {
@@ -450,6 +467,44 @@ impl RunView {
                 .push((name.to_owned(), pair[1].1.saturating_sub(pair[0].1)));
         }
         view
+    }
+
+    /// Draws the reported trees under their branches.
+    fn attach_trees(&mut self, trees: &BTreeMap<(u64, usize, u64), MergedTree>) {
+        for ((branch, peer, _), tree) in trees {
+            self.omitted += tree.omitted;
+            let Some(b) = self.branches.get(*branch as usize) else {
+                continue;
+            };
+            let anchor = b.vertex;
+            let mut ids: HashMap<u32, usize> = HashMap::new();
+            ids.insert(0, anchor);
+            let mut added = 0;
+            for n in tree.nodes.values() {
+                let Some(parent) = n.parent.and_then(|p| ids.get(&p).copied()) else {
+                    continue;
+                };
+                let vertex = self.vertices.len();
+                let depth = self.vertices[parent].depth + 1;
+                let mut v = Vertex::new(
+                    n.label.clone().unwrap_or_default(),
+                    NodeState::from_journal(&n.status),
+                    depth,
+                );
+                v.value = n.value;
+                v.replay = n.replay;
+                v.visits = n.visits;
+                v.peer = Some(*peer);
+                v.detail = n.detail.clone();
+                self.vertices.push(v);
+                self.vertices[parent].children.push(vertex);
+                ids.insert(n.id, vertex);
+                added += 1;
+            }
+            if let Some(b) = self.branches.get_mut(*branch as usize) {
+                b.nodes += added;
+            }
+        }
     }
 
     /// Highlights the winning path: the branch whose action is the first step, then in its

@@ -1,0 +1,1318 @@
+//! Remembered workflows: a verified success kept as a workflow with **parameters**, so that a
+//! later task of the same kind with other values can be tried as that workflow first.
+//!
+//! A success's parameters are the values its steps used that came from its goal: every quoted
+//! string of the goal, and a plain word (or a few) of the goal that a step typed, chose or
+//! clicked by name ("… cities in Peru" clicking `Peru`); a task input a step typed is a
+//! parameter by its name (its value is never kept). The goal with those values replaced by
+//! slots is the workflow's [`GoalTemplate`]; a new goal *matches* it when it is the template with
+//! other values in the slots (letter case, spacing and end punctuation aside), and then
+//! [`RememberedWorkflow::bind`] gives the steps with the new values put where the old ones were:
+//! a fill's value, a select's option, a clicked control's name (its positional locators
+//! dropped, which would find the old control) and the URLs the steps declare they send to.
+//!
+//! Pure functions of their inputs: the queen's store (`forager_queen::memory`) keeps the
+//! records on disk, and the node replays the bound steps as a branch's prefix.
+
+use crate::action::{Action, FillValue, Locator, Sends, Target};
+use crate::digest::Digest32;
+use crate::fingerprint::mask_digits;
+use crate::risk::RiskClass;
+use crate::wire::EmbedderId;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// The version of a remembered workflow's document.
+pub const RECALL_VERSION: u32 = 1;
+/// Most steps a remembered workflow keeps (a longer success is not remembered).
+pub const MAX_RECALLED_STEPS: usize = 64;
+/// Most parameters a template has.
+pub const MAX_PARAMETERS: usize = 16;
+/// Most words a plain-word parameter's value may have.
+const MAX_WORD_VALUE_WORDS: usize = 4;
+/// Words that say what to do rather than with what: a control named so is part of the
+/// workflow, not a value of the goal ("add a group" clicking `Add`).
+const COMMAND_WORDS: &[&str] = &[
+    "add", "apply", "create", "delete", "edit", "filter", "find", "go", "log", "login", "new",
+    "next", "open", "remove", "save", "search", "show", "sort", "submit", "update", "view", "in",
+    "on", "the", "a", "an", "of", "to", "and", "or", "with", "for", "by", "me", "all", "only",
+];
+
+/// Where a parameter's value comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ParameterKind {
+    /// A quoted string of the goal.
+    Quoted,
+    /// Plain words of the goal that a step used.
+    Word,
+    /// A task input, by name (its value is given by each task, never kept).
+    Input,
+}
+
+/// One parameter of a template.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Parameter {
+    /// Where its value comes from.
+    pub kind: ParameterKind,
+    /// The value the remembered success used (from its goal, which is no secret); for an
+    /// input, the input's name.
+    pub value: String,
+}
+
+/// A goal with its values set aside: `text` holds `{0}`, `{1}` … where the values of the
+/// quoted and word parameters stood, and where an input's value stood ("Log in as alice" with
+/// the input `username=alice`: the steps type the input by name, so another task's goal
+/// may name another user there); `{{` and `}}` are literal braces.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GoalTemplate {
+    /// The goal with slots.
+    pub text: String,
+    /// The parameters, in the order of their first place in the goal (inputs the goal does
+    /// not name last).
+    pub parameters: Vec<Parameter>,
+}
+
+/// One step of a remembered workflow.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RememberedStep {
+    /// The action as the success executed it.
+    pub action: Action,
+    /// Its risk class.
+    pub risk: RiskClass,
+    /// The parameters (indices into the template's) whose values it uses.
+    pub uses: Vec<u32>,
+}
+
+/// A verified success kept as a parametrized workflow. See the module documentation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RememberedWorkflow {
+    /// [`RECALL_VERSION`].
+    pub version: u32,
+    /// The site: the start URL's origin and path, runs of digits masked ([`site_of`]).
+    pub site: String,
+    /// The start URL the success started from.
+    pub start_url: String,
+    /// Whether the success ran with a session capsule mounted (it starts logged in): it is
+    /// recalled only for tasks that mount one, and a workflow found without one (which logs
+    /// in) only for tasks that do not.
+    #[serde(default)]
+    pub mounted: bool,
+    /// The goal with its values set aside.
+    pub template: GoalTemplate,
+    /// The steps.
+    pub steps: Vec<RememberedStep>,
+    /// The embedder of `vector`.
+    pub embedder: EmbedderId,
+    /// The embedding of the template's words (slots removed): how alike two goals are once
+    /// their values are set aside.
+    pub vector: Vec<f32>,
+    /// The peer that found the success and the one that reproduced it.
+    pub found_by: String,
+    /// The peer that reproduced it.
+    pub verified_by: String,
+    /// When it was learned (Unix seconds).
+    pub learned_at: u64,
+}
+
+/// Why a success cannot be remembered, or a record not used.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum RecallError {
+    /// The success has no steps, or more than [`MAX_RECALLED_STEPS`].
+    #[error("a success of {0} steps is not remembered (1 to {MAX_RECALLED_STEPS})")]
+    Steps(usize),
+    /// Its goal has more than [`MAX_PARAMETERS`] values.
+    #[error("a goal with {0} values is not remembered (at most {MAX_PARAMETERS})")]
+    Parameters(usize),
+    /// Another version.
+    #[error("remembered workflow version {0}; this build reads version {RECALL_VERSION}")]
+    Version(u32),
+    /// A step names a parameter that does not exist.
+    #[error("step {step} uses parameter {parameter}, which the template lacks")]
+    Dangling {
+        /// The step (from 1).
+        step: usize,
+        /// The parameter index.
+        parameter: u32,
+    },
+}
+
+/// The site a start URL belongs to: its origin and path, runs of digits masked.
+pub fn site_of(start_url: &str) -> String {
+    match url::Url::parse(start_url) {
+        Ok(url) => format!(
+            "{}{}",
+            url.origin().ascii_serialization(),
+            mask_digits(url.path())
+        ),
+        Err(_) => mask_digits(start_url),
+    }
+}
+
+/// The site a task's memory is kept under: its family ([`TaskSpec::family`], the start URL's
+/// origin unless the task names one) and the start URL's path, runs of digits masked.
+///
+/// [`TaskSpec::family`]: crate::task::TaskSpec::family
+pub fn site_key(task: &crate::task::TaskSpec) -> String {
+    match &task.family {
+        Some(family) => {
+            let path = url::Url::parse(&task.start_url)
+                .map(|u| mask_digits(u.path()))
+                .unwrap_or_default();
+            format!("{family}{path}")
+        }
+        None => site_of(&task.start_url),
+    }
+}
+
+fn origin_of(url: &str) -> Option<String> {
+    url::Url::parse(url)
+        .ok()
+        .map(|u| u.origin().ascii_serialization())
+        .filter(|o| o != "null")
+}
+
+/// The quoted strings of a text ("…", “…”, '…'; an apostrophe inside a word opens nothing),
+/// as byte ranges of their contents (trimmed), in the order readers of goals list them: by
+/// kind of quote, then position; a text quoted twice counts once.
+pub fn quoted_spans(goal: &str) -> Vec<std::ops::Range<usize>> {
+    let mut out: Vec<std::ops::Range<usize>> = Vec::new();
+    for (open, close) in [('"', '"'), ('\u{201c}', '\u{201d}'), ('\'', '\'')] {
+        let mut at = 0;
+        while let Some(start) = goal[at..].find(open).map(|s| s + at) {
+            let inside = start + open.len_utf8();
+            let Some(end) = goal[inside..].find(close).map(|e| e + inside) else {
+                break;
+            };
+            if open == '\'' && goal[..start].ends_with(|c: char| c.is_alphanumeric()) {
+                // An apostrophe inside a word (don't, user's) opens nothing.
+                at = inside;
+                continue;
+            }
+            let raw = &goal[inside..end];
+            let trimmed = raw.trim();
+            let lead = raw.len() - raw.trim_start().len();
+            let range = inside + lead..inside + lead + trimmed.len();
+            let apostrophe = open == '\'' && trimmed.contains(' ') && trimmed.len() > 60;
+            if !trimmed.is_empty()
+                && trimmed.len() <= 200
+                && !apostrophe
+                && !out.iter().any(|r| goal[r.clone()] == *trimmed)
+            {
+                out.push(range);
+            }
+            at = end + close.len_utf8();
+        }
+    }
+    out
+}
+
+/// Whether `needle` occurs in `hay` as whole words, ignoring letter case: the byte offset of
+/// the first such occurrence.
+fn find_words(hay: &str, needle: &str) -> Option<usize> {
+    if needle.is_empty() {
+        return None;
+    }
+    let lower_hay = hay.to_lowercase();
+    let lower_needle = needle.to_lowercase();
+    // Lower-casing can change byte lengths; only then is the search given up.
+    if lower_hay.len() != hay.len() || lower_needle.len() != needle.len() {
+        return None;
+    }
+    let mut from = 0;
+    while let Some(i) = lower_hay[from..].find(&lower_needle).map(|i| i + from) {
+        let end = i + lower_needle.len();
+        let before = lower_hay[..i].chars().next_back();
+        let after = lower_hay[end..].chars().next();
+        if !before.is_some_and(char::is_alphanumeric) && !after.is_some_and(char::is_alphanumeric) {
+            return Some(i);
+        }
+        from = i + lower_needle.chars().next().map_or(1, char::len_utf8);
+    }
+    None
+}
+
+/// What a step types, field by field.
+fn typed(action: &Action) -> Vec<&FillValue> {
+    match action {
+        Action::Fill { value, .. } => vec![value],
+        Action::FillForm { fields, .. } => fields.iter().map(|f| &f.value).collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// The value strings a step carries: typed literals, chosen options, slider values.
+fn step_values(action: &Action) -> Vec<&str> {
+    let mut values: Vec<&str> = typed(action)
+        .into_iter()
+        .filter_map(|v| match v {
+            FillValue::Literal(v) => Some(v.as_str()),
+            FillValue::Input(_) => None,
+        })
+        .collect();
+    match action {
+        Action::Select { option, .. } => values.push(option),
+        Action::Slide { moves } => values.extend(moves.iter().map(|m| m.value.as_str())),
+        _ => {}
+    }
+    values
+}
+
+/// The names of the controls a step clicks (what a word of the goal may name).
+fn clicked_names(action: &Action) -> Vec<&str> {
+    match action {
+        Action::Click { target } | Action::Repeat { target, .. } | Action::Hover { target } => {
+            vec![target.name.as_str()]
+        }
+        Action::Check { targets } => targets.iter().map(|t| t.name.as_str()).collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// The inputs a step types, by name.
+fn step_inputs(action: &Action) -> Vec<&str> {
+    typed(action)
+        .into_iter()
+        .filter_map(|v| match v {
+            FillValue::Input(name) => Some(name.as_str()),
+            FillValue::Literal(_) => None,
+        })
+        .collect()
+}
+
+/// The value of the goal a clicked control's name is: the name (a trailing count such as
+/// `12` or `(12)` aside) found whole in the goal, outside its quoted strings, and not only
+/// command words. A name that merely shares a word with the goal (`Add group` for "add a
+/// group") is part of the workflow, not a value.
+fn goal_words_in_name(goal: &str, quoted: &[std::ops::Range<usize>], name: &str) -> Option<String> {
+    let mut words: Vec<&str> = name
+        .split_whitespace()
+        .map(|w| w.trim_matches(|c: char| !c.is_alphanumeric()))
+        .filter(|w| !w.is_empty())
+        .collect();
+    while words.len() > 1
+        && words
+            .last()
+            .is_some_and(|w| w.chars().all(|c| c.is_ascii_digit()))
+    {
+        words.pop();
+    }
+    if words.is_empty()
+        || words.len() > MAX_WORD_VALUE_WORDS
+        || words
+            .iter()
+            .all(|w| COMMAND_WORDS.contains(&w.to_lowercase().as_str()))
+        || words.iter().all(|w| w.chars().all(|c| c.is_ascii_digit()))
+    {
+        return None;
+    }
+    let value = words.join(" ");
+    let at = find_words(goal, &value)?;
+    (at > 0 && !quoted.iter().any(|q| q.contains(&at)))
+        .then(|| goal[at..at + value.len()].to_owned())
+}
+
+impl GoalTemplate {
+    /// The template of a goal whose success took `steps`, with the task's `inputs` (only
+    /// their names are kept). Literal values that equal an input's value are the input's.
+    pub fn of(
+        goal: &str,
+        steps: &[Action],
+        inputs: &BTreeMap<String, String>,
+    ) -> Result<GoalTemplate, RecallError> {
+        let quoted = quoted_spans(goal);
+        // Slot values with their first position in the goal.
+        let mut slots: Vec<(usize, ParameterKind, String)> = quoted
+            .iter()
+            .map(|r| (r.start, ParameterKind::Quoted, goal[r.clone()].to_owned()))
+            .collect();
+        let mut add_word = |value: String, at: usize| {
+            let taken = slots
+                .iter()
+                .any(|(_, _, v)| v.eq_ignore_ascii_case(&value) || v.contains(&value));
+            if !taken {
+                slots.push((at, ParameterKind::Word, value));
+            }
+        };
+        for action in steps {
+            for value in step_values(action) {
+                if inputs.values().any(|v| v == value) {
+                    continue;
+                }
+                let words = value.split_whitespace().count();
+                if (1..=MAX_WORD_VALUE_WORDS).contains(&words)
+                    && let Some(at) = find_words(goal, value.trim())
+                    && !quoted.iter().any(|q| q.contains(&at))
+                {
+                    add_word(goal[at..at + value.trim().len()].to_owned(), at);
+                }
+            }
+            for name in clicked_names(action) {
+                if let Some(value) = goal_words_in_name(goal, &quoted, name)
+                    && let Some(at) = find_words(goal, &value)
+                {
+                    add_word(value, at);
+                }
+            }
+        }
+        let mut names: Vec<&str> = steps.iter().flat_map(step_inputs).collect();
+        names.sort_unstable();
+        names.dedup();
+        // Where the goal names an input the steps type (not a credential's value), that
+        // place is the input's slot.
+        let mut input_slots: Vec<(usize, usize, &str)> = Vec::new();
+        for name in &names {
+            let Some(value) = inputs.get(*name) else {
+                continue;
+            };
+            if matches!(
+                crate::credential::Credential::of(name),
+                Some(crate::credential::Credential::Secret { .. })
+            ) || value.trim().len() < 3
+            {
+                continue;
+            }
+            if let Some(at) = find_words(goal, value.trim())
+                && !quoted.iter().any(|q| q.contains(&at))
+                && !slots
+                    .iter()
+                    .any(|(s, _, v)| at < s + v.len() && *s < at + value.trim().len())
+            {
+                input_slots.push((at, value.trim().len(), name));
+            }
+        }
+        let mut placed: Vec<(usize, usize, Parameter)> = slots
+            .iter()
+            .map(|(at, kind, value)| {
+                (
+                    *at,
+                    value.len(),
+                    Parameter {
+                        kind: *kind,
+                        value: value.clone(),
+                    },
+                )
+            })
+            .chain(input_slots.iter().map(|(at, len, name)| {
+                (
+                    *at,
+                    *len,
+                    Parameter {
+                        kind: ParameterKind::Input,
+                        value: (*name).to_owned(),
+                    },
+                )
+            }))
+            .collect();
+        placed.sort_by_key(|(at, _, _)| *at);
+        let mut parameters: Vec<Parameter> = placed.iter().map(|(_, _, p)| p.clone()).collect();
+        for name in names {
+            if !parameters
+                .iter()
+                .any(|p| p.kind == ParameterKind::Input && p.value == name)
+            {
+                parameters.push(Parameter {
+                    kind: ParameterKind::Input,
+                    value: name.to_owned(),
+                });
+            }
+        }
+        if parameters.len() > MAX_PARAMETERS {
+            return Err(RecallError::Parameters(parameters.len()));
+        }
+        // Input slots by their place: the template never holds an input's value.
+        let input_ranges: Vec<(std::ops::Range<usize>, usize)> = placed
+            .iter()
+            .enumerate()
+            .filter(|(_, (_, _, p))| p.kind == ParameterKind::Input)
+            .map(|(i, (at, len, _))| (*at..*at + *len, i))
+            .collect();
+        Ok(GoalTemplate {
+            text: slotted(goal, &parameters, &input_ranges),
+            parameters,
+        })
+    }
+
+    /// The template's words with the slots left out: what is embedded to compare two goals
+    /// with their values set aside.
+    pub fn words(&self) -> String {
+        let mut out = String::new();
+        for piece in pieces(&self.text) {
+            if let Piece::Text(text) = piece {
+                out.push_str(&text);
+                out.push(' ');
+            }
+        }
+        out.split_whitespace().collect::<Vec<_>>().join(" ")
+    }
+
+    /// The values a goal gives the template's slots, when the goal is the template with
+    /// other values (letter case, spacing and a final `.`, `!` or `?` aside); `None` otherwise.
+    pub fn bind(&self, goal: &str) -> Option<Vec<String>> {
+        let mut pattern = String::from("(?is)^\\s*");
+        for piece in pieces(trim_end(&self.text)) {
+            match piece {
+                Piece::Text(text) => {
+                    for (i, word) in text.split_whitespace().enumerate() {
+                        if i > 0 || text.starts_with(char::is_whitespace) {
+                            pattern.push_str("\\s+");
+                        }
+                        pattern.push_str(&regex::escape(word));
+                    }
+                    if text.ends_with(char::is_whitespace) && !text.trim().is_empty() {
+                        pattern.push_str("\\s+");
+                    }
+                }
+                Piece::Slot(_) => pattern.push_str("(.+?)"),
+            }
+        }
+        pattern.push_str("\\s*$");
+        let regex = regex::RegexBuilder::new(&pattern)
+            .size_limit(1 << 20)
+            .build()
+            .ok()?;
+        let captures = regex.captures(trim_end(goal))?;
+        // A slot the text lacks keeps its old value; a slot used twice must get one value.
+        let mut values: Vec<String> = self.parameters.iter().map(|p| p.value.clone()).collect();
+        let mut given = vec![false; values.len()];
+        let slots = pieces(trim_end(&self.text))
+            .into_iter()
+            .filter_map(|p| match p {
+                Piece::Slot(i) => Some(i),
+                Piece::Text(_) => None,
+            });
+        for (capture, slot) in slots.enumerate() {
+            let value = captures.get(capture + 1)?.as_str().trim().to_owned();
+            let parameter = self.parameters.get(slot)?;
+            if value.is_empty()
+                || parameter.kind == ParameterKind::Word
+                    && value.split_whitespace().count() > MAX_WORD_VALUE_WORDS
+            {
+                return None;
+            }
+            if given[slot] {
+                if !values[slot].eq_ignore_ascii_case(&value) {
+                    return None;
+                }
+                continue;
+            }
+            given[slot] = true;
+            values[slot] = value;
+        }
+        Some(values)
+    }
+
+    /// Values for the slots taken from a goal's quoted strings, in order: for a goal that is
+    /// alike (by its vector) but not the template's words exactly. Only when no slot is a
+    /// plain word and the quoted counts agree. One value per parameter (an input's is its
+    /// name).
+    pub fn bind_quoted(&self, goal: &str) -> Option<Vec<String>> {
+        if self
+            .parameters
+            .iter()
+            .any(|p| p.kind == ParameterKind::Word)
+        {
+            return None;
+        }
+        let mut quoted = quoted_spans(goal);
+        quoted.sort_by_key(|r| r.start);
+        let wanted = self
+            .parameters
+            .iter()
+            .filter(|p| p.kind == ParameterKind::Quoted)
+            .count();
+        if quoted.len() != wanted {
+            return None;
+        }
+        let mut given = quoted.into_iter().map(|r| goal[r].to_owned());
+        self.parameters
+            .iter()
+            .map(|p| match p.kind {
+                ParameterKind::Quoted => given.next(),
+                _ => Some(p.value.clone()),
+            })
+            .collect()
+    }
+}
+
+fn trim_end(text: &str) -> &str {
+    text.trim_end().trim_end_matches(['.', '!', '?']).trim_end()
+}
+
+enum Piece {
+    Text(String),
+    Slot(usize),
+}
+
+/// A template's text split into literal text and slots.
+fn pieces(text: &str) -> Vec<Piece> {
+    let mut out = Vec::new();
+    let mut literal = String::new();
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '{' if chars.peek() == Some(&'{') => {
+                chars.next();
+                literal.push('{');
+            }
+            '}' if chars.peek() == Some(&'}') => {
+                chars.next();
+                literal.push('}');
+            }
+            '{' => {
+                let mut digits = String::new();
+                while let Some(d) = chars.peek().copied().filter(char::is_ascii_digit) {
+                    digits.push(d);
+                    chars.next();
+                }
+                if chars.peek() == Some(&'}')
+                    && let Ok(i) = digits.parse()
+                {
+                    chars.next();
+                    if !literal.is_empty() {
+                        out.push(Piece::Text(std::mem::take(&mut literal)));
+                    }
+                    out.push(Piece::Slot(i));
+                } else {
+                    literal.push('{');
+                    literal.push_str(&digits);
+                }
+            }
+            c => literal.push(c),
+        }
+    }
+    if !literal.is_empty() {
+        out.push(Piece::Text(literal));
+    }
+    out
+}
+
+/// The goal with every occurrence of a slot parameter's value replaced by its slot (an
+/// input's slots are given by place: `inputs`).
+fn slotted(
+    goal: &str,
+    parameters: &[Parameter],
+    inputs: &[(std::ops::Range<usize>, usize)],
+) -> String {
+    // Byte ranges of the goal → slot index, left to right, not overlapping.
+    let mut taken: Vec<(std::ops::Range<usize>, usize)> = inputs.to_vec();
+    let quoted = quoted_spans(goal);
+    for (i, p) in parameters.iter().enumerate() {
+        match p.kind {
+            ParameterKind::Input => continue,
+            ParameterKind::Quoted => {
+                for r in quoted.iter().filter(|r| goal[(*r).clone()] == p.value) {
+                    taken.push((r.clone(), i));
+                }
+            }
+            ParameterKind::Word => {
+                let mut from = 0;
+                while let Some(at) = find_words(&goal[from..], &p.value).map(|a| a + from) {
+                    let range = at..at + p.value.len();
+                    if !taken
+                        .iter()
+                        .any(|(r, _)| r.start < range.end && range.start < r.end)
+                        && !quoted.iter().any(|q| q.contains(&at))
+                    {
+                        taken.push((range.clone(), i));
+                    }
+                    from = range.end;
+                }
+            }
+        }
+    }
+    taken.sort_by_key(|(r, _)| r.start);
+    let mut out = String::new();
+    let mut at = 0;
+    for (range, slot) in taken {
+        if range.start < at {
+            continue;
+        }
+        out.push_str(&escape_braces(&goal[at..range.start]));
+        out.push_str(&format!("{{{slot}}}"));
+        at = range.end;
+    }
+    out.push_str(&escape_braces(&goal[at..]));
+    out
+}
+
+fn escape_braces(text: &str) -> String {
+    text.replace('{', "{{").replace('}', "}}")
+}
+
+impl RememberedWorkflow {
+    /// Remembers a verified success: its steps with their risk classes, parametrized by its
+    /// goal and the task's inputs.
+    #[allow(clippy::too_many_arguments)]
+    pub fn remember(
+        goal: &str,
+        start_url: &str,
+        steps: &[(Action, RiskClass)],
+        inputs: &BTreeMap<String, String>,
+        embedder: EmbedderId,
+        vector: Vec<f32>,
+        found_by: String,
+        verified_by: String,
+        learned_at: u64,
+    ) -> Result<RememberedWorkflow, RecallError> {
+        if steps.is_empty() || steps.len() > MAX_RECALLED_STEPS {
+            return Err(RecallError::Steps(steps.len()));
+        }
+        let actions: Vec<Action> = steps
+            .iter()
+            .map(|(a, _)| inputs_by_name(a.clone(), inputs))
+            .collect();
+        let template = GoalTemplate::of(goal, &actions, inputs)?;
+        let steps = actions
+            .into_iter()
+            .zip(steps.iter().map(|(_, r)| *r))
+            .map(|(action, risk)| {
+                let uses = template
+                    .parameters
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, p)| uses_parameter(&action, p))
+                    .map(|(i, _)| i as u32)
+                    .collect();
+                RememberedStep { action, risk, uses }
+            })
+            .collect();
+        Ok(RememberedWorkflow {
+            version: RECALL_VERSION,
+            site: site_of(start_url),
+            start_url: start_url.to_owned(),
+            mounted: false,
+            template,
+            steps,
+            embedder,
+            vector,
+            found_by,
+            verified_by,
+            learned_at,
+        })
+    }
+
+    /// Its identity: the digest of its site, template and steps.
+    pub fn id(&self) -> Digest32 {
+        let steps = serde_json::to_vec(&self.steps).unwrap_or_default();
+        let mut bytes = Vec::with_capacity(steps.len() + 256);
+        bytes.extend_from_slice(self.site.as_bytes());
+        bytes.push(0);
+        bytes.extend_from_slice(self.template.text.as_bytes());
+        bytes.push(0);
+        bytes.extend_from_slice(&steps);
+        Digest32::of(&bytes)
+    }
+
+    /// Checks what a reader relies on: the version, the step count, the parameters the steps
+    /// name.
+    pub fn check(&self) -> Result<(), RecallError> {
+        if self.version != RECALL_VERSION {
+            return Err(RecallError::Version(self.version));
+        }
+        if self.steps.is_empty() || self.steps.len() > MAX_RECALLED_STEPS {
+            return Err(RecallError::Steps(self.steps.len()));
+        }
+        if self.template.parameters.len() > MAX_PARAMETERS {
+            return Err(RecallError::Parameters(self.template.parameters.len()));
+        }
+        for (i, step) in self.steps.iter().enumerate() {
+            if let Some(&parameter) = step
+                .uses
+                .iter()
+                .find(|&&u| u as usize >= self.template.parameters.len())
+            {
+                return Err(RecallError::Dangling {
+                    step: i + 1,
+                    parameter,
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// Its first `n` steps as they are (no value changed), their URLs moved to the origin of
+    /// `start_url` as [`RememberedWorkflow::bind`] moves them.
+    pub fn first_steps(&self, n: usize, start_url: &str) -> Vec<(Action, RiskClass)> {
+        let moved = origin_of(&self.start_url)
+            .zip(origin_of(start_url))
+            .filter(|(old, new)| old != new);
+        self.steps
+            .iter()
+            .take(n)
+            .map(|step| {
+                let mut action = step.action.clone();
+                if let Some((old, new)) = &moved {
+                    rebase(&mut action, old, new);
+                }
+                (action, step.risk)
+            })
+            .collect()
+    }
+
+    /// The highest risk class of its steps.
+    pub fn risk(&self) -> RiskClass {
+        self.steps
+            .iter()
+            .map(|s| s.risk)
+            .max()
+            .unwrap_or(RiskClass::ReadOnly)
+    }
+
+    /// The steps with the slots' new `values` (from [`GoalTemplate::bind`]) put where the old
+    /// ones were, and URLs on the start URL's origin moved to the origin of `start_url` (one
+    /// family served elsewhere); `None` when the task lacks an input the steps type.
+    pub fn bind(
+        &self,
+        values: &[String],
+        inputs: &BTreeMap<String, String>,
+        start_url: &str,
+    ) -> Option<Vec<(Action, RiskClass)>> {
+        let moved = origin_of(&self.start_url)
+            .zip(origin_of(start_url))
+            .filter(|(old, new)| old != new);
+        let parameters = &self.template.parameters;
+        if parameters
+            .iter()
+            .any(|p| p.kind == ParameterKind::Input && !inputs.contains_key(&p.value))
+        {
+            return None;
+        }
+        let steps = self
+            .steps
+            .iter()
+            .map(|step| {
+                let mut action = step.action.clone();
+                for &u in &step.uses {
+                    let (Some(parameter), Some(new)) =
+                        (parameters.get(u as usize), values.get(u as usize))
+                    else {
+                        continue;
+                    };
+                    if parameter.kind != ParameterKind::Input && parameter.value != *new {
+                        substitute(&mut action, &parameter.value, new);
+                    }
+                }
+                if let Some((old, new)) = &moved {
+                    rebase(&mut action, old, new);
+                }
+                (action, step.risk)
+            })
+            .collect();
+        Some(steps)
+    }
+}
+
+/// A literal that equals an input's value is that input (a value never kept).
+fn inputs_by_name(mut action: Action, inputs: &BTreeMap<String, String>) -> Action {
+    let by_name = |value: &mut FillValue| {
+        if let FillValue::Literal(v) = value
+            && let Some((name, _)) = inputs.iter().find(|(_, iv)| *iv == v)
+        {
+            *value = FillValue::Input(name.clone());
+        }
+    };
+    match &mut action {
+        Action::Fill { value, .. } => by_name(value),
+        Action::FillForm { fields, .. } => fields.iter_mut().for_each(|f| by_name(&mut f.value)),
+        _ => {}
+    }
+    action
+}
+
+fn uses_parameter(action: &Action, parameter: &Parameter) -> bool {
+    match parameter.kind {
+        ParameterKind::Input => step_inputs(action).contains(&parameter.value.as_str()),
+        ParameterKind::Quoted | ParameterKind::Word => {
+            step_values(action)
+                .iter()
+                .any(|v| find_words(v, &parameter.value).is_some())
+                || clicked_names(action)
+                    .iter()
+                    .any(|n| find_words(n, &parameter.value).is_some())
+        }
+    }
+}
+
+/// Replaces the whole-word occurrences of `old` in `text` (any letter case) with `new`.
+fn replace_words(text: &str, old: &str, new: &str) -> String {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(at) = find_words(rest, old) {
+        out.push_str(&rest[..at]);
+        out.push_str(new);
+        rest = &rest[at + old.len()..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// A URL with the old value replaced as URLs carry it (raw, `+` for spaces, percent-encoded).
+fn replace_in_url(url: &str, old: &str, new: &str) -> String {
+    let encode = |s: &str| url::form_urlencoded::byte_serialize(s.as_bytes()).collect::<String>();
+    let mut out = url.replace(&encode(old), &encode(new));
+    let percent = |s: &str| encode(s).replace('+', "%20");
+    out = out.replace(&percent(old), &percent(new));
+    replace_words(&out, old, new)
+}
+
+fn substitute_target(target: &mut Target, old: &str, new: &str) {
+    if find_words(&target.name, old).is_none() {
+        return;
+    }
+    target.name = replace_words(&target.name, old, new);
+    // Positional locators would find the old control: the new one is found by its name.
+    target.locators.retain_mut(|locator| match locator {
+        Locator::Css(_) | Locator::Near { .. } => false,
+        Locator::Role { name, .. } => {
+            *name = replace_words(name, old, new);
+            true
+        }
+        Locator::Text(text) => {
+            *text = replace_words(text, old, new);
+            true
+        }
+    });
+    if target.locators.is_empty() {
+        target.locators.push(Locator::Text(target.name.clone()));
+    }
+    substitute_sends(&mut target.sends, old, new);
+}
+
+fn substitute_sends(sends: &mut Sends, old: &str, new: &str) {
+    match sends {
+        Sends::Get { url } | Sends::Post { url } => *url = replace_in_url(url, old, new),
+        _ => {}
+    }
+}
+
+fn substitute_value(value: &mut FillValue, old: &str, new: &str) {
+    if let FillValue::Literal(v) = value {
+        *v = replace_words(v, old, new);
+    }
+}
+
+/// Moves the URLs an action declares or goes to from origin `old` to origin `new`.
+fn rebase(action: &mut Action, old: &str, new: &str) {
+    let moved = |url: &mut String| {
+        if let Some(rest) = url.strip_prefix(old)
+            && (rest.is_empty() || rest.starts_with(['/', '?', '#']))
+        {
+            *url = format!("{new}{rest}");
+        }
+    };
+    let sends = |sends: &mut Sends| match sends {
+        Sends::Get { url } | Sends::Post { url } => moved(url),
+        _ => {}
+    };
+    match action {
+        Action::Navigate { url } => moved(url),
+        Action::FillForm { fields, submit } => {
+            fields.iter_mut().for_each(|f| sends(&mut f.target.sends));
+            if let Some(submit) = submit {
+                sends(&mut submit.sends);
+            }
+        }
+        Action::Check { targets } => targets.iter_mut().for_each(|t| sends(&mut t.sends)),
+        Action::Slide { moves } => moves.iter_mut().for_each(|m| sends(&mut m.target.sends)),
+        Action::Click { target }
+        | Action::Fill { target, .. }
+        | Action::Select { target, .. }
+        | Action::Scroll { target, .. }
+        | Action::Repeat { target, .. }
+        | Action::Hover { target } => sends(&mut target.sends),
+        Action::Press { .. } | Action::Back | Action::Done => {}
+    }
+}
+
+/// Puts `new` where `old` stood in an action's values, clicked names and declared URLs.
+fn substitute(action: &mut Action, old: &str, new: &str) {
+    match action {
+        Action::Click { target } | Action::Repeat { target, .. } | Action::Hover { target } => {
+            substitute_target(target, old, new)
+        }
+        Action::Check { targets } => targets
+            .iter_mut()
+            .for_each(|t| substitute_target(t, old, new)),
+        Action::Fill { target, value, .. } => {
+            substitute_value(value, old, new);
+            substitute_sends(&mut target.sends, old, new);
+        }
+        Action::FillForm { fields, submit } => {
+            for field in fields.iter_mut() {
+                substitute_value(&mut field.value, old, new);
+            }
+            if let Some(submit) = submit {
+                substitute_sends(&mut submit.sends, old, new);
+            }
+        }
+        Action::Select { option, .. } => *option = replace_words(option, old, new),
+        Action::Slide { moves } => {
+            for m in moves.iter_mut() {
+                m.value = replace_words(&m.value, old, new);
+            }
+        }
+        Action::Navigate { url } => *url = replace_in_url(url, old, new),
+        Action::Press { .. } | Action::Back | Action::Done | Action::Scroll { .. } => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::action::FieldValue;
+    use proptest::prelude::*;
+
+    fn target(role: &str, name: &str) -> Target {
+        Target {
+            locators: vec![
+                Locator::Css(format!("main > {role}:nth-of-type(3)")),
+                Locator::Role {
+                    role: role.into(),
+                    name: name.into(),
+                },
+                Locator::Text(name.into()),
+            ],
+            role: role.into(),
+            name: name.into(),
+            sends: Sends::Unknown,
+        }
+    }
+
+    fn click(name: &str) -> Action {
+        Action::Click {
+            target: target("link", name),
+        }
+    }
+
+    fn no_inputs() -> BTreeMap<String, String> {
+        BTreeMap::new()
+    }
+
+    fn remember(goal: &str, steps: Vec<Action>) -> RememberedWorkflow {
+        let steps: Vec<(Action, RiskClass)> = steps
+            .into_iter()
+            .map(|a| (a, RiskClass::ReadOnly))
+            .collect();
+        RememberedWorkflow::remember(
+            goal,
+            "http://127.0.0.1:8000/admin/",
+            &steps,
+            &no_inputs(),
+            crate::wire::EmbedderId {
+                name: "ngram".into(),
+                digest: Digest32::of(b"test"),
+                dim: 4,
+            },
+            vec![1.0, 0.0, 0.0, 0.0],
+            "finder".into(),
+            "verifier".into(),
+            0,
+        )
+        .expect("a success to remember")
+    }
+
+    #[test]
+    fn quoted_values_become_slots_and_bind_to_other_values() {
+        let fill = Action::FillForm {
+            fields: vec![FieldValue {
+                target: target("textbox", "Name"),
+                value: FillValue::Literal("editors".into()),
+                select: false,
+            }],
+            submit: Some(target("button", "Save")),
+        };
+        let memory = remember(
+            "Add a new group named \"editors\"",
+            vec![click("Groups"), click("Add group"), fill],
+        );
+        assert_eq!(memory.template.text, "Add a new group named \"{0}\"");
+        assert_eq!(memory.template.parameters[0].kind, ParameterKind::Quoted);
+        assert_eq!(memory.steps[2].uses, vec![0]);
+        let values = memory
+            .template
+            .bind("add a new group  named \"reviewers\".")
+            .expect("the same template");
+        assert_eq!(values, vec!["reviewers".to_owned()]);
+        let bound = memory
+            .bind(&values, &no_inputs(), "http://127.0.0.1:8000/admin/")
+            .expect("no inputs needed");
+        let Action::FillForm { fields, .. } = &bound[2].0 else {
+            panic!("a form fill");
+        };
+        assert_eq!(fields[0].value, FillValue::Literal("reviewers".into()));
+        // Steps that use no value are the success's own.
+        assert_eq!(bound[0].0, memory.steps[0].action);
+        // Another task is no variant.
+        assert_eq!(
+            memory.template.bind("delete the group named \"reviewers\""),
+            None
+        );
+    }
+
+    #[test]
+    fn a_word_of_the_goal_a_step_clicked_is_a_parameter_and_its_control_is_found_by_name() {
+        let mut facet = click("Peru");
+        if let Action::Click { target } = &mut facet {
+            target.sends = Sends::Get {
+                url: "http://127.0.0.1:8001/db/cities?country=Peru".into(),
+            };
+        }
+        let memory = remember(
+            "Show me only the cities that are in Peru",
+            vec![click("cities"), facet],
+        );
+        // "cities" names the table (a word of the goal too): both are values of this goal.
+        assert!(
+            memory.template.text.ends_with("in {1}"),
+            "{}",
+            memory.template.text
+        );
+        let values = memory
+            .template
+            .bind("show me only the cities that are in New Zealand")
+            .expect("the same template");
+        assert_eq!(values[1], "New Zealand");
+        let bound = memory
+            .bind(&values, &no_inputs(), "http://127.0.0.1:8000/admin/")
+            .expect("bound");
+        let Action::Click { target } = &bound[1].0 else {
+            panic!("a click");
+        };
+        assert_eq!(target.name, "New Zealand");
+        assert!(
+            target
+                .locators
+                .iter()
+                .all(|l| !matches!(l, Locator::Css(_) | Locator::Near { .. })),
+            "positional locators would find the old control: {:?}",
+            target.locators
+        );
+        assert_eq!(
+            target.sends,
+            Sends::Get {
+                url: "http://127.0.0.1:8001/db/cities?country=New+Zealand".into()
+            }
+        );
+    }
+
+    #[test]
+    fn command_words_and_inputs_are_no_slots_and_input_values_are_never_kept() {
+        let mut inputs = BTreeMap::new();
+        inputs.insert("password".to_owned(), "hunter2".to_owned());
+        let login = Action::FillForm {
+            fields: vec![FieldValue {
+                target: target("textbox", "Password"),
+                value: FillValue::Literal("hunter2".into()),
+                select: false,
+            }],
+            submit: Some(target("button", "Log in")),
+        };
+        let steps = vec![
+            (login, RiskClass::AuthenticatedRead),
+            (click("Add"), RiskClass::ReadOnly),
+        ];
+        let memory = RememberedWorkflow::remember(
+            "log in and add a new bug",
+            "http://127.0.0.1:9000/",
+            &steps,
+            &inputs,
+            crate::wire::EmbedderId {
+                name: "ngram".into(),
+                digest: Digest32::of(b"test"),
+                dim: 1,
+            },
+            vec![1.0],
+            String::new(),
+            String::new(),
+            0,
+        )
+        .expect("remembered");
+        assert_eq!(memory.template.text, "log in and add a new bug");
+        assert_eq!(
+            memory.template.parameters,
+            vec![Parameter {
+                kind: ParameterKind::Input,
+                value: "password".into()
+            }]
+        );
+        let text = serde_json::to_string(&memory).expect("json");
+        assert!(!text.contains("hunter2"), "{text}");
+        // A task without the input cannot use it.
+        assert!(memory.bind(&[], &no_inputs(), "").is_none());
+        assert!(memory.bind(&[], &inputs, "").is_some());
+        assert_eq!(memory.risk(), RiskClass::AuthenticatedRead);
+    }
+
+    #[test]
+    fn an_input_the_goal_names_is_a_slot_and_its_value_is_not_kept() {
+        let mut inputs = BTreeMap::new();
+        inputs.insert("username".to_owned(), "alice".to_owned());
+        inputs.insert("password".to_owned(), "tulip garden 42".to_owned());
+        let login = Action::FillForm {
+            fields: vec![
+                FieldValue {
+                    target: target("textbox", "Username"),
+                    value: FillValue::Input("username".into()),
+                    select: false,
+                },
+                FieldValue {
+                    target: target("textbox", "Password"),
+                    value: FillValue::Input("password".into()),
+                    select: false,
+                },
+            ],
+            submit: Some(target("button", "Log in")),
+        };
+        let memory = RememberedWorkflow::remember(
+            "Log in as alice and show me \"UI\" issues",
+            "http://127.0.0.1:9000/",
+            &[(login, RiskClass::AuthenticatedRead)],
+            &inputs,
+            crate::wire::EmbedderId {
+                name: "ngram".into(),
+                digest: Digest32::of(b"test"),
+                dim: 1,
+            },
+            vec![1.0],
+            String::new(),
+            String::new(),
+            0,
+        )
+        .expect("remembered");
+        assert_eq!(
+            memory.template.text,
+            "Log in as {0} and show me \"{1}\" issues"
+        );
+        assert_eq!(memory.template.parameters[0].value, "username");
+        let values = memory
+            .template
+            .bind("log in as bob and show me \"docs\" issues")
+            .expect("another user, another keyword");
+        assert_eq!(values[1], "docs");
+        let text = serde_json::to_string(&memory).expect("json");
+        assert!(!text.contains("alice") && !text.contains("tulip"), "{text}");
+    }
+
+    #[test]
+    fn a_record_that_names_a_missing_parameter_is_refused() {
+        let mut memory = remember("open \"Reports\"", vec![click("Reports")]);
+        memory.check().expect("valid");
+        memory.steps[0].uses.push(7);
+        assert_eq!(
+            memory.check(),
+            Err(RecallError::Dangling {
+                step: 1,
+                parameter: 7
+            })
+        );
+        memory.version = 9;
+        assert_eq!(memory.check(), Err(RecallError::Version(9)));
+    }
+
+    #[test]
+    fn quoted_values_bind_by_position_for_an_alike_goal() {
+        let memory = remember("open the report \"Q3\"", vec![click("Q3")]);
+        assert_eq!(
+            memory.template.bind_quoted("please show me report \"Q4\""),
+            Some(vec!["Q4".to_owned()])
+        );
+        assert_eq!(memory.template.bind_quoted("show me the reports"), None);
+        assert_eq!(memory.template.words(), "open the report \" \"");
+    }
+
+    #[test]
+    fn a_family_served_elsewhere_gets_its_urls_moved() {
+        let mut link = click("Groups");
+        if let Action::Click { target } = &mut link {
+            target.sends = Sends::Get {
+                url: "http://127.0.0.1:8000/admin/auth/group/".into(),
+            };
+        }
+        let navigate = Action::Navigate {
+            url: "http://127.0.0.1:8000/admin/auth/group/add/".into(),
+        };
+        let memory = remember("open the groups", vec![link, navigate]);
+        let bound = memory
+            .bind(&[], &no_inputs(), "http://127.0.0.1:9100/admin/")
+            .expect("bound");
+        assert_eq!(
+            bound[1].0,
+            Action::Navigate {
+                url: "http://127.0.0.1:9100/admin/auth/group/add/".into()
+            }
+        );
+        let Action::Click { target } = &bound[0].0 else {
+            panic!("a click");
+        };
+        assert_eq!(
+            target.sends,
+            Sends::Get {
+                url: "http://127.0.0.1:9100/admin/auth/group/".into()
+            }
+        );
+        assert_eq!(memory.first_steps(1, "http://127.0.0.1:9100/")[0], bound[0]);
+        let mut task = crate::task::TaskSpec::new("http://127.0.0.1:9100/admin/", "x", Vec::new());
+        assert_eq!(site_key(&task), "http://127.0.0.1:9100/admin/");
+        task.family = Some("django".into());
+        assert_eq!(site_key(&task), "django/admin/");
+    }
+
+    #[test]
+    fn sites_mask_digits_and_ignore_queries() {
+        assert_eq!(
+            site_of("http://127.0.0.1:8000/admin/auth/group/12/?q=x"),
+            site_of("http://127.0.0.1:8000/admin/auth/group/7/")
+        );
+        assert_ne!(
+            site_of("http://127.0.0.1:8000/admin/"),
+            site_of("http://127.0.0.1:8001/admin/")
+        );
+    }
+
+    proptest! {
+        /// A goal made from a template with any quoted values binds back to exactly those
+        /// values, and the template never holds them.
+        #[test]
+        fn templates_bind_the_values_they_were_filled_with(
+            first in "[a-zA-Z][a-zA-Z0-9 ]{0,20}[a-zA-Z0-9]",
+            second in "[a-zA-Z][a-zA-Z0-9 ]{0,20}[a-zA-Z0-9]",
+        ) {
+            let memory = remember(
+                "Add a new group named \"editors\" to \"staff\"",
+                vec![click("Add group")],
+            );
+            let goal = format!("Add a new group named \"{first}\" to \"{second}\"");
+            let values = memory.template.bind(&goal);
+            prop_assert_eq!(values, Some(vec![first.trim().to_owned(), second.trim().to_owned()]));
+        }
+
+        /// Templates survive any goal text: braces are escaped, binding never panics, and a
+        /// goal binds to its own template's values.
+        #[test]
+        fn any_goal_binds_to_its_own_template(goal in "\\PC{1,80}") {
+            let memory = RememberedWorkflow::remember(
+                &goal,
+                "http://127.0.0.1/",
+                &[(click("x"), RiskClass::ReadOnly)],
+                &no_inputs(),
+                crate::wire::EmbedderId { name: "n".into(), digest: Digest32::of(b""), dim: 1 },
+                vec![1.0],
+                String::new(),
+                String::new(),
+                0,
+            );
+            if let Ok(memory) = memory {
+                let values = memory.template.bind(&goal);
+                if let Some(values) = values {
+                    prop_assert_eq!(values.len(), memory.template.parameters.len());
+                }
+            }
+        }
+    }
+}
