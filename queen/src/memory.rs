@@ -159,7 +159,7 @@ pub struct Bundle {
 #[non_exhaustive]
 pub enum MemoryError {
     /// The folder or a file could not be read or written.
-    #[error("{path}: {source}")]
+    #[error("cannot read or write {}", .path.display())]
     Io {
         /// The path.
         path: PathBuf,

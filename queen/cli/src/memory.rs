@@ -47,6 +47,9 @@ pub fn run(command: MemoryCommand) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         MemoryCommand::Import { file, memory } => {
+            if !file.is_file() {
+                return Err(BadInput(format!("no bundle at {}", file.display())).into());
+            }
             let (signer, count) = open(&memory)?.import(&file).map_err(bad_input)?;
             println!("imported {count} workflow(s) signed by {signer}");
             Ok(ExitCode::SUCCESS)
