@@ -990,6 +990,30 @@ mod tests {
         }
     }
 
+    /// Remembers `steps` with a test embedder and no peers.
+    fn remember_on(
+        goal: &str,
+        start_url: &str,
+        steps: &[(Action, RiskClass)],
+        inputs: &BTreeMap<String, String>,
+    ) -> Result<RememberedWorkflow, RecallError> {
+        RememberedWorkflow::remember(
+            goal,
+            start_url,
+            steps,
+            inputs,
+            crate::wire::EmbedderId {
+                name: "ngram".into(),
+                digest: Digest32::of(b"test"),
+                dim: 1,
+            },
+            vec![1.0],
+            String::new(),
+            String::new(),
+            0,
+        )
+    }
+
     fn no_inputs() -> BTreeMap<String, String> {
         BTreeMap::new()
     }
@@ -999,22 +1023,8 @@ mod tests {
             .into_iter()
             .map(|a| (a, RiskClass::ReadOnly))
             .collect();
-        RememberedWorkflow::remember(
-            goal,
-            "http://127.0.0.1:8000/admin/",
-            &steps,
-            &no_inputs(),
-            crate::wire::EmbedderId {
-                name: "ngram".into(),
-                digest: Digest32::of(b"test"),
-                dim: 4,
-            },
-            vec![1.0, 0.0, 0.0, 0.0],
-            "finder".into(),
-            "verifier".into(),
-            0,
-        )
-        .expect("a success to remember")
+        remember_on(goal, "http://127.0.0.1:8000/admin/", &steps, &no_inputs())
+            .expect("a success to remember")
     }
 
     #[test]
@@ -1117,20 +1127,11 @@ mod tests {
             (login, RiskClass::AuthenticatedRead),
             (click("Add"), RiskClass::ReadOnly),
         ];
-        let memory = RememberedWorkflow::remember(
+        let memory = remember_on(
             "log in and add a new bug",
             "http://127.0.0.1:9000/",
             &steps,
             &inputs,
-            crate::wire::EmbedderId {
-                name: "ngram".into(),
-                digest: Digest32::of(b"test"),
-                dim: 1,
-            },
-            vec![1.0],
-            String::new(),
-            String::new(),
-            0,
         )
         .expect("remembered");
         assert_eq!(memory.template.text, "log in and add a new bug");
@@ -1169,20 +1170,11 @@ mod tests {
             ],
             submit: Some(target("button", "Log in")),
         };
-        let memory = RememberedWorkflow::remember(
+        let memory = remember_on(
             "Log in as alice and show me \"UI\" issues",
             "http://127.0.0.1:9000/",
             &[(login, RiskClass::AuthenticatedRead)],
             &inputs,
-            crate::wire::EmbedderId {
-                name: "ngram".into(),
-                digest: Digest32::of(b"test"),
-                dim: 1,
-            },
-            vec![1.0],
-            String::new(),
-            String::new(),
-            0,
         )
         .expect("remembered");
         assert_eq!(
@@ -1296,17 +1288,10 @@ mod tests {
         /// goal binds to its own template's values.
         #[test]
         fn any_goal_binds_to_its_own_template(goal in "\\PC{1,80}") {
-            let memory = RememberedWorkflow::remember(
-                &goal,
+            let memory = remember_on(&goal,
                 "http://127.0.0.1/",
                 &[(click("x"), RiskClass::ReadOnly)],
-                &no_inputs(),
-                crate::wire::EmbedderId { name: "n".into(), digest: Digest32::of(b""), dim: 1 },
-                vec![1.0],
-                String::new(),
-                String::new(),
-                0,
-            );
+                &no_inputs());
             if let Ok(memory) = memory {
                 let values = memory.template.bind(&goal);
                 if let Some(values) = values {
