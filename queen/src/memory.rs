@@ -747,6 +747,18 @@ mod tests {
         WorkflowMemory::open(dir, GoalEmbedder::Ngram, MemoryLimits::default()).expect("open")
     }
 
+    /// Keeps the pass of "Add a new group named "editors"".
+    fn remember_editors(memory: &WorkflowMemory) {
+        memory
+            .remember_pass(
+                &task("Add a new group named \"editors\""),
+                &steps("editors"),
+                String::new(),
+                String::new(),
+            )
+            .expect("remembered");
+    }
+
     #[test]
     fn a_pass_is_recalled_for_the_same_task_with_other_values_and_retires_after_two_failures() {
         let dir = tempfile::tempdir().expect("tempdir");
@@ -791,14 +803,7 @@ mod tests {
     fn an_alike_goal_binds_its_quoted_values_by_position() {
         let dir = tempfile::tempdir().expect("tempdir");
         let memory = memory(dir.path());
-        memory
-            .remember_pass(
-                &task("Add a new group named \"editors\""),
-                &steps("editors"),
-                String::new(),
-                String::new(),
-            )
-            .expect("remembered");
+        remember_editors(&memory);
         let recalled = memory
             .recall(&task("Please add a new group named \"reviewers\" now"))
             .expect("alike");
@@ -856,14 +861,7 @@ mod tests {
         let first = tempfile::tempdir().expect("tempdir");
         let second = tempfile::tempdir().expect("tempdir");
         let exporter = memory(first.path());
-        exporter
-            .remember_pass(
-                &task("Add a new group named \"editors\""),
-                &steps("editors"),
-                String::new(),
-                String::new(),
-            )
-            .expect("remembered");
+        remember_editors(&exporter);
         let key = ed25519_dalek::SigningKey::from_bytes(&[7; 32]);
         let bundle = first.path().join("team.memory");
         assert_eq!(exporter.export(&key, &bundle).expect("export"), 1);
