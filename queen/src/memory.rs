@@ -381,15 +381,19 @@ impl WorkflowMemory {
     /// one that worked most, then the newest.
     pub fn recall(&self, task: &TaskSpec) -> Option<Recalled> {
         let site = site_key(task);
-        let mut candidates: Vec<(Digest32, Record)> = self
+        // The site's workflows that may run for this task (read from disk once).
+        let usable: Vec<(Digest32, Record)> = self
             .records()
             .into_iter()
             .filter(|(_, r)| {
                 r.workflow.site == site
                     && r.workflow.mounted == task.capsule.is_some()
                     && !r.retired()
-                    && r.workflow.risk() <= task.risk_ceiling
             })
+            .collect();
+        let mut candidates: Vec<&(Digest32, Record)> = usable
+            .iter()
+            .filter(|(_, r)| r.workflow.risk() <= task.risk_ceiling)
             .collect();
         candidates.sort_by_key(|(_, r)| {
             std::cmp::Reverse((
@@ -407,7 +411,7 @@ impl WorkflowMemory {
                 && let Some(steps) = record.workflow.bind(&values, &task.inputs, &task.start_url)
             {
                 return Some(Recalled {
-                    id,
+                    id: *id,
                     matched: Match::Template,
                     steps,
                     support: record.outcomes.worked + 1,
@@ -426,14 +430,14 @@ impl WorkflowMemory {
                 && let Some(steps) = record.workflow.bind(&values, &task.inputs, &task.start_url)
             {
                 alike = Some(Recalled {
-                    id,
+                    id: *id,
                     matched: Match::Alike,
                     steps,
                     support: record.outcomes.worked + 1,
                 });
             }
         }
-        alike.or_else(|| self.shared_prefix(task, &site))
+        alike.or_else(|| self.shared_prefix(task, &usable))
     }
 
     /// The way in that the site's remembered workflows share: of the workflow most alike to
@@ -442,18 +446,12 @@ impl WorkflowMemory {
     /// (of another template) begins with the same steps: a frequent prefix, not one
     /// success's guess. Its support is the number of the site's workflows that begin so.
     /// Steps that type an input need the task to have it.
-    fn shared_prefix(&self, task: &TaskSpec, site: &str) -> Option<Recalled> {
+    fn shared_prefix(&self, task: &TaskSpec, usable: &[(Digest32, Record)]) -> Option<Recalled> {
         let ours = self.embedder.id();
         let goal = self.vector(&goal_words(&task.goal))?;
-        let records: Vec<(Digest32, Record)> = self
-            .records()
-            .into_iter()
-            .filter(|(_, r)| {
-                r.workflow.site == site
-                    && r.workflow.mounted == task.capsule.is_some()
-                    && !r.retired()
-                    && r.workflow.embedder == ours
-            })
+        let records: Vec<&(Digest32, Record)> = usable
+            .iter()
+            .filter(|(_, r)| r.workflow.embedder == ours)
             .collect();
         let (id, best, _) = records
             .iter()
