@@ -15,6 +15,7 @@
 mod candidates;
 mod families;
 mod fill;
+mod precise;
 pub mod signals;
 
 use crate::embed::{SparseVector, action_key, stable_hash, text_features};

@@ -69,6 +69,8 @@ pub(super) struct PageRead<'a> {
     goal_count: Option<u32>,
     /// How many controls share each role and name (a "Like" under every post).
     twins: HashMap<(&'a str, &'a str), usize>,
+    /// What the goal names for the precise assignments of a form.
+    named: super::precise::NamedValues,
 }
 
 impl<'a> PageRead<'a> {
@@ -135,6 +137,7 @@ impl<'a> PageRead<'a> {
             hidden_quoted,
             pressed_toggles,
             twins,
+            named: super::precise::NamedValues::of(observation, task, reading),
         }
     }
 
@@ -183,6 +186,19 @@ const NAMED_OPTIONS_AFFINITY: f64 = 1.0;
 /// The affinity of clicking into a field that takes no typing while a value the goal gives is
 /// not held yet (the way to a date picker's calendar).
 const PICKER_AFFINITY: f64 = 1.0;
+
+/// The affinity of a form filled with exactly what the goal names (a comparison in a filter
+/// row, the options and quoted values it names in a big form): as a compound action, above
+/// any single click, since one click cannot say what it says.
+const NAMED_FIELDS_AFFINITY: f64 = COMPOUND_AFFINITY;
+
+/// How a form's assignment was made, which says how its candidate is scored.
+enum Made {
+    /// By the values' fit to the fields (`DefaultPolicy::assignments`), with its quality.
+    Assigned(f64),
+    /// From what the goal names (`DefaultPolicy::precise_assignments`), with its fit.
+    Named(f64),
+}
 
 /// A form's affinity: half its words' likeness to the goal, half how well values fit its
 /// fields.
@@ -382,10 +398,16 @@ impl<E: Embedder> DefaultPolicy<E> {
     fn form_fills(&self, page: &PageRead<'_>, scored: &mut Vec<Scored>) {
         for fields in fields_by_form(page.observation).values() {
             let submit = submit_control(page.observation, fields);
-            for (assignment, quality) in
-                self.assignments(fields, &page.sources, &page.spare, &page.goal)
-            {
-                if let Some(fill) = self.form_fill(page, fields, submit, assignment, quality) {
+            let precise = self.precise_assignments(fields, &page.named, page.reading);
+            let mut made: Vec<(Vec<FieldValue>, Made)> = self
+                .assignments(fields, &page.sources, &page.spare, &page.goal)
+                .into_iter()
+                .filter(|(a, _)| !precise.iter().any(|(p, _)| p == a))
+                .map(|(a, quality)| (a, Made::Assigned(quality)))
+                .collect();
+            made.extend(precise.into_iter().map(|(a, fit)| (a, Made::Named(fit))));
+            for (assignment, made) in made {
+                if let Some(fill) = self.form_fill(page, fields, submit, assignment, made) {
                     scored.push(fill);
                 }
             }
@@ -399,7 +421,7 @@ impl<E: Embedder> DefaultPolicy<E> {
         fields: &[&Element],
         submit: Option<&Element>,
         mut assignment: Vec<FieldValue>,
-        quality: f64,
+        made: Made,
     ) -> Option<Scored> {
         if assignment.is_empty() {
             return None;
@@ -432,14 +454,23 @@ impl<E: Embedder> DefaultPolicy<E> {
             .filter(|f| assignment.iter().any(|a| a.target == target_of(f)))
             .map(|f| page.kept(f))
             .fold(1.0, f64::min);
-        let words = FORM_WORDS_SHARE * self.similarity(&page.goal, &form_text);
-        let fit = (1.0 - FORM_WORDS_SHARE) * quality;
-        let affinity = kept * (words + fit);
-        let why = Why(vec![
-            ("form_words", words),
-            ("values_fit", fit),
-            ("prefilled", affinity - (words + fit)),
-        ]);
+        let (affinity, why) = match made {
+            Made::Assigned(quality) => {
+                let words = FORM_WORDS_SHARE * self.similarity(&page.goal, &form_text);
+                let fit = (1.0 - FORM_WORDS_SHARE) * quality;
+                let affinity = kept * (words + fit);
+                let why = Why(vec![
+                    ("form_words", words),
+                    ("values_fit", fit),
+                    ("prefilled", affinity - (words + fit)),
+                ]);
+                (affinity, why)
+            }
+            Made::Named(fit) => {
+                let affinity = kept * NAMED_FIELDS_AFFINITY * fit;
+                (affinity, Why::single("goal_names_fields", affinity))
+            }
+        };
         let key = action_key(&format!("fill {} {}", form_text, names.join(" ")));
         let action = Action::FillForm {
             fields: assignment,

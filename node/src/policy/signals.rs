@@ -111,6 +111,15 @@ pub(super) const CLICK_SIGNALS: &[ClickSignal] = &[
         },
     },
     ClickSignal {
+        name: "opens_named_item",
+        reads: "a link of an item (a table row) the goal names, to a page below this one: the item's own page",
+        prior_only: false,
+        lift: |page, _, element| {
+            opens_named_item(element, page.reading, &page.observation.url)
+                .then_some(Lift::AtLeast(NAMED_AFFINITY))
+        },
+    },
+    ClickSignal {
         name: families::PARITY,
         reads: "an \"Odd\"/\"Even\" control beside a number it fits or not (MiniWoB++ odd-or-even)",
         prior_only: false,
@@ -207,6 +216,39 @@ pub(super) const CLICK_SIGNALS: &[ClickSignal] = &[
         },
     },
 ];
+
+/// Whether the control is a link of an item the goal names (a quoted text or a name the
+/// item's text holds and the link's does not) to a page below this one: a listing's row
+/// links to the row's own page (`/world/cities` → `/world/cities/3`, the id "3" in Cusco's
+/// row), its other links to other things (the row's country).
+fn opens_named_item(element: &Element, reading: &GoalReading, page_url: &str) -> bool {
+    if element.role != "link" || element.record.is_empty() {
+        return false;
+    }
+    let Some(href) = element.href.as_deref() else {
+        return false;
+    };
+    let here = page_url
+        .split(['?', '#'])
+        .next()
+        .unwrap_or(page_url)
+        .trim_end_matches('/');
+    let below = href
+        .strip_prefix(here)
+        .and_then(|rest| rest.strip_prefix('/'))
+        .is_some_and(|rest| !rest.is_empty() && !rest.starts_with(['?', '#']));
+    if !below {
+        return false;
+    }
+    let record = padded_words(&element.record);
+    let (name, text) = (padded_words(&element.name), padded_words(&element.text));
+    let names = reading.names.iter().filter(|n| !reading.recipient(&n.text));
+    reading.quoted.iter().chain(names).any(|q| {
+        mentions(&element.record, &record, &q.text)
+            && !mentions(&element.name, &name, &q.text)
+            && !mentions(&element.text, &text, &q.text)
+    })
+}
 
 /// Whether the control is its form's submit control.
 fn sends_form(element: &Element) -> bool {
@@ -651,6 +693,45 @@ mod tests {
         parts.progress.misplaced = 9;
         let four = 0.8 * MISPLACED_VALUE_FACTOR.powi(4);
         assert!((page_value(0.6, &parts, &Weights::unit()) - four).abs() < 1e-9);
+    }
+
+    #[test]
+    fn the_link_to_a_named_rows_own_page_is_lifted() {
+        let link = |name: &str, href: &str, record: &str| {
+            let mut e = crate::testing::control("link", name, record);
+            e.href = Some(href.into());
+            e
+        };
+        let reading = GoalReading::of("Open the page of the city of Cusco");
+        let here = "http://127.0.0.1:1/world/cities?_sort=id";
+        let row = "3 Cusco Peru 428450";
+        assert!(opens_named_item(
+            &link("3", "http://127.0.0.1:1/world/cities/3", row),
+            &reading,
+            here
+        ));
+        // The row's country is another thing's page; another row's id is not the named one;
+        // a link that carries the name itself is `names_goal_word`'s.
+        assert!(!opens_named_item(
+            &link("Peru", "http://127.0.0.1:1/world/countries/PE", row),
+            &reading,
+            here
+        ));
+        assert!(!opens_named_item(
+            &link("4", "http://127.0.0.1:1/world/cities/4", "4 Lima Peru"),
+            &reading,
+            here
+        ));
+        assert!(!opens_named_item(
+            &link("Cusco", "http://127.0.0.1:1/world/cities/3", row),
+            &reading,
+            here
+        ));
+        assert!(!opens_named_item(
+            &link("3", "http://127.0.0.1:1/world/cities?_sort=name", row),
+            &reading,
+            here
+        ));
     }
 
     #[test]
