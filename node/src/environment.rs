@@ -178,6 +178,10 @@ pub enum EnvError {
         /// The first refused request, `METHOD URL`.
         request: String,
     },
+    /// The action is a write another branch of the task holds (or the queen could not be
+    /// asked): on a site not declared resettable a write runs once per task. Not executed.
+    #[error("write taken: {0}")]
+    WriteTaken(String),
     /// The browser (or whatever backs the environment) died.
     #[error("environment crashed: {0}")]
     Crashed(String),

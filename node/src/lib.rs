@@ -16,6 +16,10 @@
 //! - [`index`]: the HNSW replica of the cluster's trajectories, persisted and synced.
 //! - [`arithmetic`]: sums and one-unknown equations a page poses, solved (values to type).
 //! - [`goal`]: what a goal's text names literally (quotes, numbers, names, positions).
+//! - [`comparison`]: the comparisons a goal asks for ("more than 5 million inhabitants"), for
+//!   a data browser's filter row.
+//! - [`claims`]: a branch's writes claimed from the task's queen before they run (one write
+//!   per task).
 //! - [`worker`]: a node's loop: expansions, branch searches, replays and syncs asked by peers.
 //! - [`llm`]: the language-model tier: an OpenAI-compatible client, routing by cost, the
 //!   questions (priors, verdict, recovery) and their on-disk cache.
@@ -33,6 +37,8 @@
 pub mod actor;
 pub mod arithmetic;
 pub mod browser;
+pub mod claims;
+pub mod comparison;
 pub mod consent;
 pub mod embed;
 pub mod encoder;

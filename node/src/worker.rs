@@ -46,6 +46,9 @@ pub trait EnvFactory: Send + Sync + 'static {
     /// A fresh environment for a task. `for_replay`: the environment must reproduce a path
     /// from scratch (no reuse of live pages).
     fn create(&self, task: &TaskSpec, for_replay: bool) -> Result<Self::Env, EnvError>;
+    /// Has the environment claim every write from the task's queen before it runs (an
+    /// environment that cannot write, a simulation's, ignores it).
+    fn set_write_claims(_env: &mut Self::Env, _claims: crate::claims::WriteClaims) {}
     /// How goals are embedded for the memory: the same reader the environments' policy
     /// uses (hashed n-grams unless a sentence model is loaded).
     fn goal_embedder(&self) -> GoalEmbedder {
@@ -505,6 +508,7 @@ pub async fn run_worker<F: EnvFactory>(
                     memory: replica.clone(),
                     embedder: embedder.clone(),
                     queen: peer,
+                    network: network.clone(),
                     metrics: config.metrics.clone(),
                 };
                 requests.spawn(async move {
@@ -631,6 +635,7 @@ struct WorkContext<F: EnvFactory> {
     memory: Arc<Replica>,
     embedder: GoalEmbedder,
     queen: libp2p::PeerId,
+    network: Network,
     metrics: crate::metrics::WorkerMetrics,
 }
 
@@ -680,6 +685,11 @@ impl<F: EnvFactory> WorkContext<F> {
                     task_memory(self.memory.clone(), self.embedder.clone(), &assignment.task).await;
                 let goal = goal.map(|vector| (vector, self.memory.embedder().clone()));
                 let memory: Arc<dyn ReplayMemory + Send + Sync> = Arc::new(memory);
+                let claims = crate::claims::WriteClaims::new(
+                    self.network.clone(),
+                    self.queen,
+                    assignment.task_id,
+                );
                 let answer = tracing::Instrument::instrument(
                     search_branch(
                         &*self.factory,
@@ -688,6 +698,7 @@ impl<F: EnvFactory> WorkContext<F> {
                         *assignment,
                         Remembered { memory, goal },
                         self.rollouts,
+                        claims,
                     ),
                     span,
                 )
@@ -1017,6 +1028,7 @@ async fn search_branch<F: EnvFactory>(
     assignment: BranchAssignment,
     remembered: Remembered,
     rollouts: mpsc::Sender<Announcement>,
+    claims: crate::claims::WriteClaims,
 ) -> Message {
     if let Err(detail) = check_capsule(&assignment.task) {
         return Refusal::new(RefusalReason::InvalidTask, detail).into();
@@ -1060,6 +1072,7 @@ async fn search_branch<F: EnvFactory>(
         key,
         returned: false,
     };
+    F::set_write_claims(&mut state.env.inner, claims);
     let before = F::counters(&state.env.inner);
     let mut report = run_branch(&mut state, &assignment, remembered, rollouts).await;
     let mut screenshots = Vec::new();

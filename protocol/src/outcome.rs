@@ -119,6 +119,10 @@ pub enum PruneReason {
     /// whatever the ceiling, since a server that ends a session ends it for every branch and
     /// every node that shares it (a mounted capsule's).
     EndsSession,
+    /// The action is a write another branch of the task holds (the same action on the same
+    /// page, claimed from the queen first): on a site not declared resettable a write runs
+    /// once per task. Never executed here.
+    WriteTaken,
 }
 
 impl PruneReason {
@@ -138,6 +142,7 @@ impl PruneReason {
             PruneReason::SessionExpired => "session_expired",
             PruneReason::RiskUnderestimated { .. } => "risk_underestimated",
             PruneReason::EndsSession => "ends_session",
+            PruneReason::WriteTaken => "write_taken",
         }
     }
 }

@@ -883,6 +883,19 @@ pub enum Message {
     },
     /// Queen → client.
     Chunk(FileChunk),
+    /// Node → queen: may this node execute this write of the task? `key` names the write
+    /// (the action and the page it is taken on). On a site not declared resettable a write
+    /// runs once per task: two branches that reach the same form would otherwise both send
+    /// it. Answered with [`Message::WriteClaimed`].
+    ClaimWrite {
+        /// The task.
+        task: TaskId,
+        /// The write's key.
+        key: u64,
+    },
+    /// Queen → node: whether the write is this node's to execute (`false`: another branch
+    /// holds it, or the task is not the queen's).
+    WriteClaimed(bool),
     /// Any → any: the request was refused: why, as a variant the caller acts on, and a
     /// detail for people.
     Refused {

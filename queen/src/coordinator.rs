@@ -330,6 +330,8 @@ struct TaskRun {
     /// Assignments in flight: node → (branch, actions given).
     assigned: HashMap<PeerId, (BranchId, u32)>,
     verifying: Option<PeerId>,
+    /// The writes granted to nodes (`Message::ClaimWrite`): each runs once per task.
+    writes_claimed: HashSet<u64>,
     expanding: Option<PeerId>,
     /// Nodes that took part.
     contributors: HashSet<PeerId>,
@@ -845,6 +847,7 @@ impl Actor {
                         .collect(),
                 )
             }
+            Message::ClaimWrite { task, key } => self.claim_write(peer, task, key),
             Message::Cancel(id) => match self.cancel(id) {
                 Ok(state) => Message::State(Box::new(state)),
                 Err(refusal) => refusal.into(),
@@ -888,6 +891,29 @@ impl Actor {
             }
         };
         let _ = self.network.respond(responder, answer).await;
+    }
+
+    /// A node asks for a write of a task: granted to the first to ask, once (journaled
+    /// first, so a restarted queen grants it no more); refused to a peer that is not one of
+    /// this queen's nodes and for a task that is not running here.
+    fn claim_write(&mut self, peer: PeerId, task: TaskId, key: u64) -> Message {
+        if !self.nodes.contains(&peer) {
+            return Refusal::new(RefusalReason::NotServed, "writes are claimed by nodes").into();
+        }
+        let Some(run) = self.tasks.get_mut(&task) else {
+            return Message::WriteClaimed(false);
+        };
+        if run.writes_claimed.contains(&key) {
+            tracing::info!(task = %task, node = %peer, key, "a write another branch holds is refused");
+            return Message::WriteClaimed(false);
+        }
+        run.journal.append(&JournalEvent::WriteClaimed {
+            node: peer.to_string(),
+            key,
+        });
+        run.writes_claimed.insert(key);
+        tracing::info!(task = %task, node = %peer, key, "write granted");
+        Message::WriteClaimed(true)
     }
 
     /// The folder of a task whose files are all written.
@@ -1446,6 +1472,7 @@ impl TaskRun {
             rejected_paths: HashSet::new(),
             assigned: HashMap::new(),
             verifying: None,
+            writes_claimed: HashSet::new(),
             expanding: None,
             contributors: HashSet::new(),
             released: false,
@@ -1469,6 +1496,9 @@ impl TaskRun {
     /// Rebuilds state from a journal entry (resuming after a restart).
     fn replay_event(&mut self, event: JournalEvent) {
         match event {
+            JournalEvent::WriteClaimed { key, .. } => {
+                self.writes_claimed.insert(key);
+            }
             JournalEvent::Recalled {
                 workflow,
                 matched,

@@ -40,6 +40,14 @@ pub enum JournalEvent {
         #[serde(default)]
         support: u32,
     },
+    /// A node was granted a write of the task (`Message::ClaimWrite`): it is granted once,
+    /// across restarts too.
+    WriteClaimed {
+        /// The node.
+        node: String,
+        /// The write's key.
+        key: u64,
+    },
     /// The start state's actions, one branch each.
     Branches {
         /// The node that opened the start page.

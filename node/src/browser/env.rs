@@ -238,6 +238,8 @@ pub struct ChromiumEnv {
     evidence: std::collections::VecDeque<(Fingerprint, WriteEvidence)>,
     stats: EnvStats,
     root: Option<Fingerprint>,
+    /// Where the task's writes are claimed before they run (a branch searched for a queen).
+    claims: Option<crate::claims::WriteClaims>,
     /// A tab being opened in the background, so that a restore need not wait for one.
     spare: Option<tokio::task::JoinHandle<Result<Tab, EnvError>>>,
     /// The session at the first success, with [`EnvOptions::capture_session`].
@@ -354,6 +356,7 @@ impl ChromiumEnv {
             stats: EnvStats::default(),
             root: None,
             spare: None,
+            claims: None,
             captured: None,
             assist,
         })
@@ -968,6 +971,11 @@ impl ChromiumEnv {
         let Some(mut live) = self.current.take() else {
             return Err(EnvError::Other("no current page: restore first".into()));
         };
+        if let Err(error) = self.claim_write(&live.observation.url, action).await {
+            // Nothing was done: the page stays as it was.
+            self.current = Some(live);
+            return Err(error);
+        }
         self.stats.acts += 1;
         let handled_before = live.tab.handled().await.unwrap_or(0);
         let result = self.execute(&live.tab, action).await;
@@ -1110,6 +1118,35 @@ impl ChromiumEnv {
         })
     }
 
+    /// Asks the queen for a write of the task before it runs, where a write runs once per
+    /// task (a site not declared resettable, searched for a queen): another branch that
+    /// reached the same form first holds it.
+    async fn claim_write(&self, page_url: &str, action: &Action) -> Result<(), EnvError> {
+        let Some(claims) = &self.claims else {
+            return Ok(());
+        };
+        if self.task.replays_writes() || self.risk_of(action) < RiskClass::DraftWrite {
+            return Ok(());
+        }
+        let key = crate::claims::write_key(page_url, action);
+        match claims.claim(key).await {
+            Ok(true) => Ok(()),
+            Ok(false) => Err(EnvError::WriteTaken(format!(
+                "another branch holds {}",
+                action.label()
+            ))),
+            Err(error) => Err(EnvError::WriteTaken(format!(
+                "the queen could not be asked ({error}); not sending {}",
+                action.label()
+            ))),
+        }
+    }
+
+    /// Has every write of this environment claimed from the queen first.
+    pub fn set_write_claims(&mut self, claims: crate::claims::WriteClaims) {
+        self.claims = Some(claims);
+    }
+
     async fn restore_inner(&mut self, prefix: &[(Action, Fingerprint)]) -> Result<Step, EnvError> {
         let started = Instant::now();
         if !self.options.reuse_pages {
@@ -1142,7 +1179,12 @@ impl ChromiumEnv {
             let c = common(live);
             let back = live.prefix.len() - c;
             let precious = back > 0 && self.writes(&live.prefix);
-            let undoable = live.documents[c..].iter().all(|&document| document);
+            // Nor does it undo a posted form: the cookies a login set stay, and the page
+            // walked back to would ask to log in no more.
+            let undoable = live.documents[c..].iter().all(|&document| document)
+                && !live.prefix[c..]
+                    .iter()
+                    .any(|(action, _)| posts_form(action));
             (!live.dirty && !precious && undoable && back <= MAX_BACK_STEPS)
                 .then_some((back + (prefix.len() - c), c))
         };
@@ -1289,6 +1331,20 @@ impl Environment for ChromiumEnv {
     }
 }
 
+/// Whether the action submits a form by `POST` (its button, or Enter in one of its fields):
+/// what it sent stays with the server and the context's cookies whatever history does.
+fn posts_form(action: &Action) -> bool {
+    let submits = match action {
+        Action::Fill { enter, .. } => *enter,
+        Action::Select { .. } | Action::Hover { .. } | Action::Scroll { .. } => false,
+        _ => true,
+    };
+    submits
+        && action
+            .target()
+            .is_some_and(|t| matches!(t.sends, forager_protocol::action::Sends::Post { .. }))
+}
+
 /// Makes Chromium environments on a node's browser for the worker.
 #[derive(Debug, Clone)]
 pub struct ChromiumFactory {
@@ -1309,6 +1365,10 @@ impl crate::worker::EnvFactory for ChromiumFactory {
             Some(model) => crate::memory::GoalEmbedder::Model(model.clone()),
             None => crate::memory::GoalEmbedder::Ngram,
         }
+    }
+
+    fn set_write_claims(env: &mut ChromiumEnv, claims: crate::claims::WriteClaims) {
+        env.set_write_claims(claims);
     }
 
     fn create(&self, task: &TaskSpec, for_replay: bool) -> Result<ChromiumEnv, EnvError> {
@@ -1397,5 +1457,52 @@ impl crate::worker::EnvFactory for ChromiumFactory {
 
     async fn reset_site(env: &mut ChromiumEnv) -> Result<(), EnvError> {
         env.reset_site().await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use forager_protocol::action::{FieldValue, Sends};
+    use forager_protocol::{FillValue, Target};
+
+    fn target(sends: Sends) -> Target {
+        Target {
+            locators: vec![],
+            role: "button".into(),
+            name: "Login".into(),
+            sends,
+        }
+    }
+
+    #[test]
+    fn a_posted_form_is_not_walked_back_over_and_a_get_one_is() {
+        let post = Sends::Post {
+            url: "http://127.0.0.1:1/login".into(),
+        };
+        let get = Sends::Get {
+            url: "http://127.0.0.1:1/search".into(),
+        };
+        let fill = |sends: Sends| Action::FillForm {
+            fields: vec![FieldValue {
+                target: target(sends.clone()),
+                value: FillValue::Input("password".into()),
+                select: false,
+            }],
+            submit: Some(target(sends)),
+        };
+        assert!(posts_form(&fill(post.clone())));
+        assert!(!posts_form(&fill(get)));
+        assert!(posts_form(&Action::Click {
+            target: target(post.clone())
+        }));
+        // Typing into a field of a posted form sends nothing until Enter.
+        let typed = |enter| Action::Fill {
+            target: target(post.clone()),
+            value: FillValue::Literal("alice".into()),
+            enter,
+        };
+        assert!(!posts_form(&typed(false)));
+        assert!(posts_form(&typed(true)));
     }
 }

@@ -1228,6 +1228,7 @@ impl<A: Clone> Search<A> {
                     EnvError::RiskUnderestimated { class, .. } => {
                         PruneReason::RiskUnderestimated { class }
                     }
+                    EnvError::WriteTaken(_) => PruneReason::WriteTaken,
                     error => PruneReason::ActionFailed {
                         reason: error.to_string(),
                     },

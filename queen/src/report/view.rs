@@ -346,6 +346,10 @@ impl RunView {
                     marks.push(("start page opened", entry.at_ms));
                     view.start_page_branches(node, candidates, recalled.as_ref());
                 }
+                JournalEvent::WriteClaimed { node, .. } => {
+                    view.peer(node);
+                    view.role(node, "wrote");
+                }
                 JournalEvent::Assigned { node, branch, .. } => {
                     view.peer(node);
                     view.role(node, "searched branches");
