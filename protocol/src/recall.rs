@@ -881,7 +881,14 @@ fn substitute_target(target: &mut Target, old: &str, new: &str) {
     if target.locators.is_empty() {
         target.locators.push(Locator::Text(target.name.clone()));
     }
+    let declared = target.sends.clone();
     substitute_sends(&mut target.sends, old, new);
+    // An address that did not carry the old value (a slug, an id) is the old control's: the
+    // new one's is not known, and a step must not fall back on it (a missing link is
+    // followed by its declared address).
+    if old != new && target.sends == declared && !matches!(declared, Sends::Unknown) {
+        target.sends = Sends::Unknown;
+    }
 }
 
 fn substitute_sends(sends: &mut Sends, old: &str, new: &str) {
@@ -1108,6 +1115,33 @@ mod tests {
             Sends::Get {
                 url: "http://127.0.0.1:8001/db/cities?country=New+Zealand".into()
             }
+        );
+    }
+
+    #[test]
+    fn an_address_without_the_value_is_the_old_controls_and_is_dropped() {
+        let mut desk = click("Walnut desk");
+        if let Action::Click { target } = &mut desk {
+            target.sends = Sends::Get {
+                url: "http://127.0.0.1:8001/item/walnut-desk".into(),
+            };
+        }
+        let memory = remember("Check delivery of the \"Walnut desk\"", vec![desk]);
+        let values = memory
+            .template
+            .bind("Check delivery of the \"Bench\"")
+            .expect("the same template");
+        let bound = memory
+            .bind(&values, &no_inputs(), "http://127.0.0.1:8001/")
+            .expect("bound");
+        let Action::Click { target } = &bound[0].0 else {
+            panic!("a click");
+        };
+        assert_eq!(target.name, "Bench");
+        assert_eq!(
+            target.sends,
+            Sends::Unknown,
+            "not the walnut desk's address"
         );
     }
 

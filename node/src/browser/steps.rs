@@ -109,7 +109,23 @@ pub(crate) async fn perform(
 ) -> Result<Performed, EnvError> {
     let what = action.label();
     let heal = match action {
-        Action::Click { target } => Heal::of(target, tab.click(target, &what).await?),
+        Action::Click { target } => match tab.click(target, &what).await {
+            Ok(index) => Heal::of(target, index),
+            Err(EnvError::TargetMissing(missing)) => match link_href(target, guard) {
+                // A link no locator finds any more (a listing that changed: the issue just
+                // resolved is off the list of open ones) sends what its click would: the
+                // `GET` of its address, as the page declared it.
+                Some(url) => {
+                    tab.navigate(url).await?;
+                    Some(Heal {
+                        index: target.locators.len() as u32,
+                        locator: format!("href {url}"),
+                    })
+                }
+                None => return Err(EnvError::TargetMissing(missing)),
+            },
+            Err(error) => return Err(error),
+        },
         Action::Fill {
             target,
             value,
@@ -200,6 +216,19 @@ pub(crate) async fn perform(
     };
     let new_document = tab.settle().await?;
     Ok(Performed { heal, new_document })
+}
+
+/// The address a link's click loads, where the page declared one within the task's origins:
+/// a link's `GET` is the same request whether its element is found or not.
+fn link_href<'a>(target: &'a Target, guard: &OriginGuard) -> Option<&'a str> {
+    match &target.sends {
+        forager_protocol::action::Sends::Get { url }
+            if target.role == "link" && guard.allows(url) =>
+        {
+            Some(url.as_str())
+        }
+        _ => None,
+    }
 }
 
 /// A task's success predicates, compiled once.
@@ -323,5 +352,49 @@ impl Predicates {
             }
         }
         Ok(false)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use forager_protocol::action::Sends;
+
+    fn target(role: &str, sends: Sends) -> Target {
+        Target {
+            locators: vec![],
+            role: role.into(),
+            name: "Typo in the installation guide".into(),
+            sends,
+        }
+    }
+
+    #[test]
+    fn a_missing_link_is_followed_by_its_address_within_the_origins_only() {
+        let guard = OriginGuard::new(["http://127.0.0.1:1/tracker/"]);
+        let get = |url: &str| Sends::Get { url: url.into() };
+        assert_eq!(
+            link_href(
+                &target("link", get("http://127.0.0.1:1/tracker/issue2")),
+                &guard
+            ),
+            Some("http://127.0.0.1:1/tracker/issue2")
+        );
+        assert_eq!(
+            link_href(&target("link", get("http://127.0.0.2:1/x")), &guard),
+            None
+        );
+        // A GET form's address lacks the values it appends: no equivalent of its button.
+        assert_eq!(
+            link_href(
+                &target("button", get("http://127.0.0.1:1/tracker/issue")),
+                &guard
+            ),
+            None
+        );
+        let post = Sends::Post {
+            url: "http://127.0.0.1:1/tracker/issue2".into(),
+        };
+        assert_eq!(link_href(&target("link", post), &guard), None);
     }
 }

@@ -845,7 +845,12 @@ impl Tab {
         target: &Target,
         arg: &str,
     ) -> Result<ActResult, EnvError> {
-        let expect = serde_json::json!({ "role": target.role, "name": target.name });
+        // A link's declared address: a last-resort element that links elsewhere is not it.
+        let href = match &target.sends {
+            forager_protocol::action::Sends::Get { url } if target.role == "link" => Some(url),
+            _ => None,
+        };
+        let expect = serde_json::json!({ "role": target.role, "name": target.name, "href": href });
         let script = format!(
             "(() => {{ const OP = {}; const LOCATORS = {}; const EXPECT = {}; const ARG = {};\n{PRELUDE}\n{ACT}\n}})()",
             js_string(&op),

@@ -3,7 +3,8 @@
 // its locator chain (CSS, role + name, text, position relative to a stable neighbour) and
 // reports which locator matched, so a healed step can be recorded. A CSS path that finds an
 // element of another name (the page was reordered) does not count as found; if no locator finds
-// the element, that element is used as the last resort.
+// the element, that element is used as the last resort, unless it links elsewhere than the
+// target's declared address.
 const VALUE_INPUTS = ["date", "time", "datetime-local", "month", "week", "color", "range"];
 // A value in the form people write it, in the form the input wants: 01/10/2010 → 2010-01-10,
 // 11:57 PM → 23:57, 03/2016 → 2016-03; anything else as given.
@@ -75,7 +76,9 @@ for (let i = 0; i < LOCATORS.length; i++) {
   used = i;
   break;
 }
-if (!el && lastResort) {
+// The last resort is not taken where the target is a link to a known address and it links
+// elsewhere (a listing that lost the row: its next row's link is another record's).
+if (!el && lastResort && !(EXPECT.href && lastResort.el.href && lastResort.el.href !== EXPECT.href)) {
   el = lastResort.el;
   used = lastResort.index;
 }
