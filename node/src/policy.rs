@@ -1606,6 +1606,12 @@ fn record_names_goal_word(
     {
         return false;
     }
+    record_names_what_element_does_not(element, reading)
+}
+
+/// Whether the element's item ([`Element::record`]) holds a quoted text or a name of the
+/// goal (not a recipient's) that the element's own name and text do not.
+fn record_names_what_element_does_not(element: &Element, reading: &GoalReading) -> bool {
     let record = padded_words(&element.record);
     let (name, text) = (padded_words(&element.name), padded_words(&element.text));
     let names = reading.names.iter().filter(|n| !reading.recipient(&n.text));

@@ -475,6 +475,29 @@ mod tests {
         e
     }
 
+    /// What the page's fields hold, by their names.
+    fn held_values(held: &[(&str, &str)]) -> Vec<PageValue> {
+        held.iter()
+            .map(|(label, value)| PageValue {
+                label: (*label).into(),
+                value: (*value).into(),
+                kind: PageValueKind::Field,
+            })
+            .collect()
+    }
+
+    fn task(goal: &str, inputs: &[(&str, &str)]) -> TaskContext {
+        TaskContext {
+            area: None,
+            goal: goal.into(),
+            inputs: inputs
+                .iter()
+                .map(|(a, b)| (a.to_string(), b.to_string()))
+                .collect(),
+            allowed_origins: vec!["http://127.0.0.1:1".into()],
+        }
+    }
+
     /// The form fills proposed for `goal` on a page of `fields` (all in one form sent by
     /// `submit`), best first: each as (field name, value) pairs.
     fn fills(
@@ -497,23 +520,8 @@ mod tests {
         button.form = form(posts, submit);
         elements.push(button);
         let mut observation = crate::testing::page("http://127.0.0.1:1/table", elements);
-        observation.values = held
-            .iter()
-            .map(|(label, value)| PageValue {
-                label: (*label).into(),
-                value: (*value).into(),
-                kind: PageValueKind::Field,
-            })
-            .collect();
-        let task = TaskContext {
-            area: None,
-            goal: goal.into(),
-            inputs: inputs
-                .iter()
-                .map(|(a, b)| (a.to_string(), b.to_string()))
-                .collect(),
-            allowed_origins: vec!["http://127.0.0.1:1".into()],
-        };
+        observation.values = held_values(held);
+        let task = task(goal, inputs);
         let mut candidates = DefaultPolicy::default()
             .propose(&observation, &task)
             .candidates;
@@ -751,20 +759,8 @@ mod tests {
         let fields = issue_form();
         let refs: Vec<&Element> = fields.iter().collect();
         let mut observation = crate::testing::page("http://127.0.0.1:1/tracker/issue1", vec![]);
-        observation.values = held
-            .iter()
-            .map(|(label, value)| PageValue {
-                label: (*label).into(),
-                value: (*value).into(),
-                kind: PageValueKind::Field,
-            })
-            .collect();
-        let task = TaskContext {
-            area: None,
-            goal: goal.into(),
-            inputs: vec![],
-            allowed_origins: vec!["http://127.0.0.1:1".into()],
-        };
+        observation.values = held_values(held);
+        let task = task(goal, &[]);
         let reading = GoalReading::of(goal);
         let values = NamedValues::of(&observation, &task, &reading);
         named_fields(&refs, &values, &reading).map(|assignment| {

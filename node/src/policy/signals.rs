@@ -237,17 +237,7 @@ fn opens_named_item(element: &Element, reading: &GoalReading, page_url: &str) ->
         .strip_prefix(here)
         .and_then(|rest| rest.strip_prefix('/'))
         .is_some_and(|rest| !rest.is_empty() && !rest.starts_with(['?', '#']));
-    if !below {
-        return false;
-    }
-    let record = padded_words(&element.record);
-    let (name, text) = (padded_words(&element.name), padded_words(&element.text));
-    let names = reading.names.iter().filter(|n| !reading.recipient(&n.text));
-    reading.quoted.iter().chain(names).any(|q| {
-        mentions(&element.record, &record, &q.text)
-            && !mentions(&element.name, &name, &q.text)
-            && !mentions(&element.text, &text, &q.text)
-    })
+    below && super::record_names_what_element_does_not(element, reading)
 }
 
 /// Whether the control is its form's submit control.
