@@ -116,7 +116,7 @@ impl NamedValues {
 
 /// Whether the page shows another record than one the goal names by kind and number
 /// ("issue 2", "order #1234"): its address or title names the same kind with another number
-/// ("/tracker/issue3", "issue3: Search is slow").
+/// ("/tracker/issue3", "issue3: Search is slow") or with none (the form of a new issue).
 fn other_record(goal: &str, url: &str, title: &str) -> bool {
     let words: Vec<String> = crate::embed::words(goal).collect();
     let named: Vec<(&str, &str)> = words
@@ -135,20 +135,25 @@ fn other_record(goal: &str, url: &str, title: &str) -> bool {
     let shown = format!("{path} {}", title.to_lowercase());
     let shown_words: Vec<String> = crate::embed::words(&shown).collect();
     named.iter().any(|(kind, number)| {
-        // The page's records of that kind: "issue3", or "issue" then "3".
+        // The page's records of that kind: "issue3", or "issue" then "3"; a page that names
+        // the kind with no number is none of them (a new issue's form).
+        let mut names_kind = false;
         let numbers: Vec<&str> = shown_words
             .iter()
             .enumerate()
             .filter_map(|(i, w)| match w.strip_prefix(kind) {
-                Some("") => shown_words
-                    .get(i + 1)
-                    .map(String::as_str)
-                    .filter(|n| n.chars().all(|c| c.is_ascii_digit())),
+                Some("") => {
+                    names_kind = true;
+                    shown_words
+                        .get(i + 1)
+                        .map(String::as_str)
+                        .filter(|n| n.chars().all(|c| c.is_ascii_digit()))
+                }
                 Some(rest) if rest.chars().all(|c| c.is_ascii_digit()) => Some(rest),
                 _ => None,
             })
             .collect();
-        !numbers.is_empty() && !numbers.contains(number)
+        (names_kind || !numbers.is_empty()) && !numbers.contains(number)
     })
 }
 
@@ -837,10 +842,16 @@ mod tests {
             "http://h/tracker/issue3",
             ""
         ));
-        assert!(!other_record(
+        // A new issue's form is not issue 2; a page that does not name the kind says nothing.
+        assert!(other_record(
             goal,
             "http://h/tracker/issue?@template=item",
             "New Issue"
+        ));
+        assert!(!other_record(
+            goal,
+            "http://h/tracker/",
+            "Forager test tracker"
         ));
         let proposed = fills(issue_form(), &[], true, "Submit Changes", goal, &[]);
         assert!(
