@@ -1685,7 +1685,7 @@ mod tests {
             .collect()
     }
 
-    fn task(goal: &str, inputs: &[(&str, &str)]) -> TaskContext {
+    pub(super) fn task(goal: &str, inputs: &[(&str, &str)]) -> TaskContext {
         TaskContext {
             area: None,
             goal: goal.into(),

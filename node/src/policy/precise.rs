@@ -491,17 +491,7 @@ mod tests {
             .collect()
     }
 
-    fn task(goal: &str, inputs: &[(&str, &str)]) -> TaskContext {
-        TaskContext {
-            area: None,
-            goal: goal.into(),
-            inputs: inputs
-                .iter()
-                .map(|(a, b)| (a.to_string(), b.to_string()))
-                .collect(),
-            allowed_origins: vec!["http://127.0.0.1:1".into()],
-        }
-    }
+    use crate::policy::tests::task;
 
     /// The form fills proposed for `goal` on a page of `fields` (all in one form sent by
     /// `submit`), best first: each as (field name, value) pairs.
