@@ -443,9 +443,18 @@ impl RunView {
             view.role(&finder, "found the winner");
             view.role(&verifier, "reproduced the winner");
         }
-        for b in &mut view.branches {
+        view.settle_branches();
+        view.attach_trees(&trees);
+        view.mark_winner(result);
+        view.phases_between(&marks);
+        view
+    }
+
+    /// Each searched branch's vertex takes its visits, mean value and state.
+    fn settle_branches(&mut self) {
+        for b in &mut self.branches {
             if b.visits > 0 {
-                let v = &mut view.vertices[b.vertex];
+                let v = &mut self.vertices[b.vertex];
                 v.visits = b.visits;
                 v.value = b.value_sum / f64::from(b.visits);
                 v.state = if b.exhausted {
@@ -455,9 +464,10 @@ impl RunView {
                 };
             }
         }
-        view.attach_trees(&trees);
-        view.mark_winner(result);
-        // Phases: from each mark to the next.
+    }
+
+    /// The run's phases: from each mark to the next.
+    fn phases_between(&mut self, marks: &[(&'static str, u64)]) {
         for pair in marks.windows(2) {
             let name = match pair[1].0 {
                 "start page opened" => "opening the start page",
@@ -467,10 +477,9 @@ impl RunView {
                 "finished" => "searching",
                 other => other,
             };
-            view.phases
+            self.phases
                 .push((name.to_owned(), pair[1].1.saturating_sub(pair[0].1)));
         }
-        view
     }
 
     /// Draws the reported trees under their branches.
