@@ -1,9 +1,10 @@
 //! Writes claimed from the queen before they run. On a site not declared resettable a write
-//! (risk class 3 or more) runs once per task: two branches, on two nodes, that reach the same
-//! form would otherwise both send it (a comment posted twice). The environment asks the
-//! task's queen for the write's key (the page's path and the action) before executing it; the
-//! queen grants each key once ([`Message::ClaimWrite`]). A node that cannot reach the queen
-//! does not write.
+//! that reaches others (risk class 4 or more) runs once per task: two branches, on two nodes,
+//! that reach the same form would otherwise both send it (a comment posted twice). The
+//! environment asks the task's queen for the write's key (the page's path and the action)
+//! before executing it; the queen grants each key once ([`Message::ClaimWrite`]). A node that
+//! cannot reach the queen does not write. A draft (class 3: a cart) is the browser context's
+//! own and is made in each.
 
 use crate::net::Network;
 use forager_protocol::Action;

@@ -335,8 +335,9 @@ fn failed(file: &str, check: &'static str, detail: impl Into<String>) -> VerifyE
     }
 }
 
-/// Checks the run directory `dir` (see the module documentation).
-pub fn verify_run_dir(dir: &Path) -> Result<Verified, VerifyError> {
+/// The trajectory document of a run's directory, read, of this build's version and in its
+/// canonical form.
+fn read_trajectory(dir: &Path) -> Result<TrajectoryDocument, VerifyError> {
     let path = dir.join(TRAJECTORY_FILE);
     let bytes = std::fs::read(&path).map_err(|e| VerifyError::Unreadable {
         path: path.clone(),
@@ -366,7 +367,13 @@ pub fn verify_run_dir(dir: &Path) -> Result<Verified, VerifyError> {
             "the file is not the canonical rendering of its content (edited by hand?)",
         ));
     }
+    Ok(document)
+}
 
+/// The queen's signature over the body, and the task it names: no input value in clear, its
+/// id its hash.
+fn check_queen_and_task(document: &TrajectoryDocument) -> Result<(), VerifyError> {
+    let (file, body) = (TRAJECTORY_FILE, &document.body);
     // The queen's signature over the whole body.
     let queen_key = key_of(&document.queen, "queen")?;
     let queen_signature = signature_of(&document.queen, "queen")?;
@@ -392,8 +399,12 @@ pub fn verify_run_dir(dir: &Path) -> Result<Verified, VerifyError> {
             format!("the task hashes to {task_id}, not {}", body.task_id),
         ));
     }
+    Ok(())
+}
 
-    // The chain, link by link.
+/// The steps' hash chain, link by link, and their numbering.
+fn check_chain(body: &TrajectoryBody) -> Result<(), VerifyError> {
+    let file = TRAJECTORY_FILE;
     let mut previous =
         chain_start(&body.task).map_err(|e| failed(file, "hash chain", e.to_string()))?;
     for (i, step) in body.steps.iter().enumerate() {
@@ -422,6 +433,15 @@ pub fn verify_run_dir(dir: &Path) -> Result<Verified, VerifyError> {
         }
         previous = hash;
     }
+    Ok(())
+}
+
+/// Checks the run directory `dir` (see the module documentation).
+pub fn verify_run_dir(dir: &Path) -> Result<Verified, VerifyError> {
+    let document = read_trajectory(dir)?;
+    let (file, body) = (TRAJECTORY_FILE, &document.body);
+    check_queen_and_task(&document)?;
+    check_chain(body)?;
     let actions: Vec<&Action> = body.steps.iter().map(|s| &s.step.action).collect();
     let fingerprints: Vec<_> = body.steps.iter().map(|s| s.step.fingerprint).collect();
 

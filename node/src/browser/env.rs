@@ -1125,7 +1125,10 @@ impl ChromiumEnv {
         let Some(claims) = &self.claims else {
             return Ok(());
         };
-        if self.task.replays_writes() || self.risk_of(action) < RiskClass::DraftWrite {
+        // A draft (a cart, a saved draft: class 3) belongs to the browser context's own
+        // session and is made again in each; what reaches others (class 4 and up: a comment,
+        // an issue, an order) is made once.
+        if self.task.replays_writes() || self.risk_of(action) < RiskClass::ExternalSubmission {
             return Ok(());
         }
         let key = crate::claims::write_key(page_url, action);
