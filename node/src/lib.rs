@@ -90,6 +90,7 @@ pub(crate) mod testing {
             text: name.into(),
             nearby_text: String::new(),
             record: record.into(),
+            column: String::new(),
             tag: "span".into(),
             input_type: String::new(),
             href: None,

@@ -35,16 +35,30 @@ pub enum Locator {
         /// Which element of that role after the neighbour, from 1.
         nth: u32,
     },
+    /// Inside a repeated item (a table row, a list item, a card) known by a short text of its
+    /// own: the `nth` (1-based) element with `role` in the one item that has a piece of text
+    /// reading `key` (letter case aside). "The country link in Mombasa's row": the key is what
+    /// a workflow's parameter replaces, so that "Hamburg's row" finds a control whose name
+    /// the goal never said. No item or two with the key: not found.
+    InItem {
+        /// A text of the item (a cell's), unique among the page's items.
+        key: String,
+        /// The element's role.
+        role: String,
+        /// Which element of that role in the item, from 1.
+        nth: u32,
+    },
 }
 
 impl Locator {
-    /// The locator's kind, as documents name it: `css`, `role`, `text` or `near`.
+    /// The locator's kind, as documents name it: `css`, `role`, `text`, `near` or `item`.
     pub fn kind(&self) -> &'static str {
         match self {
             Locator::Css(_) => "css",
             Locator::Role { .. } => "role",
             Locator::Text(_) => "text",
             Locator::Near { .. } => "near",
+            Locator::InItem { .. } => "item",
         }
     }
 }
@@ -58,6 +72,7 @@ impl fmt::Display for Locator {
             Locator::Near { anchor, role, nth } => {
                 write!(f, "near={anchor:?} {role}#{nth}")
             }
+            Locator::InItem { key, role, nth } => write!(f, "item={key:?} {role}#{nth}"),
         }
     }
 }
@@ -75,6 +90,25 @@ pub struct Target {
     /// first, and what the network gate holds it to when it runs.
     #[serde(default)]
     pub sends: Sends,
+}
+
+impl Target {
+    /// The key and role of its [`Locator::InItem`], if it has one.
+    pub fn item(&self) -> Option<(&str, &str)> {
+        self.locators.iter().find_map(|l| match l {
+            Locator::InItem { key, role, .. } => Some((key.as_str(), role.as_str())),
+            _ => None,
+        })
+    }
+
+    /// How a label shows it: its name, or, for a control known only by the item it sits in
+    /// (a remembered step bound to another row), that item.
+    fn shown(&self) -> String {
+        match self.item() {
+            Some((key, role)) if self.name.is_empty() => format!("the {role} in {key:?}'s item"),
+            _ => format!("{:?}", self.name),
+        }
+    }
 }
 
 /// What activating a target sends, as the page declared it when the action was planned: a
@@ -359,7 +393,7 @@ impl Action {
     /// A short human label: `click "Search"`, `fill "Email" with <input email>`.
     pub fn label(&self) -> String {
         match self {
-            Action::Click { target } => format!("click {:?}", target.name),
+            Action::Click { target } => format!("click {}", target.shown()),
             Action::Fill {
                 target,
                 value,

@@ -14,7 +14,7 @@ use serde::de::DeserializeOwned;
 /// Leading bytes of every frame.
 pub const MAGIC: [u8; 4] = *b"FRGR";
 /// The wire version this build speaks.
-pub const WIRE_VERSION: u16 = 16;
+pub const WIRE_VERSION: u16 = 17;
 /// The largest frame any forager message may have, in bytes.
 pub const MAX_FRAME_BYTES: usize = 1 << 20;
 /// Bytes before the body.

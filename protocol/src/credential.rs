@@ -118,6 +118,7 @@ mod tests {
             text: String::new(),
             nearby_text: String::new(),
             record: String::new(),
+            column: String::new(),
             tag: "input".into(),
             input_type: input_type.into(),
             href: None,

@@ -46,6 +46,10 @@ pub struct Element {
     /// tells one post's "Like" from another's.
     #[serde(default)]
     pub record: String,
+    /// The header of the table column whose cell the element sits in (`country_code`), bounded;
+    /// empty outside a table with headers. What a row's control stands for ("that country").
+    #[serde(default)]
+    pub column: String,
     /// The HTML tag.
     pub tag: String,
     /// For inputs, the `type` attribute.

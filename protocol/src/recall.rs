@@ -3,13 +3,16 @@
 //!
 //! A success's parameters are the values its steps used that came from its goal: every quoted
 //! string of the goal, and a plain word (or a few) of the goal that a step typed, chose or
-//! clicked by name ("… cities in Peru" clicking `Peru`); a task input a step typed is a
+//! clicked by name ("… cities in Peru" clicking `Peru`) or by the item its control sits in
+//! ("Which country is Mombasa in?" clicking the country link of the row that reads
+//! `Mombasa`: a [`Locator::InItem`]); a task input a step typed is a
 //! parameter by its name (its value is never kept). The goal with those values replaced by
 //! slots is the workflow's [`GoalTemplate`]; a new goal *matches* it when it is the template with
 //! other values in the slots (letter case, spacing and end punctuation aside), and then
 //! [`RememberedWorkflow::bind`] gives the steps with the new values put where the old ones were:
-//! a fill's value, a select's option, a clicked control's name (its positional locators
-//! dropped, which would find the old control) and the URLs the steps declare they send to.
+//! a fill's value, a select's option, a clicked control's name or its item's key (its
+//! positional locators dropped, which would find the old control; a control known by its item
+//! alone loses its old name too) and the URLs the steps declare they send to.
 //!
 //! Pure functions of their inputs: the queen's store (`forager_queen::memory`) keeps the
 //! records on disk, and the node replays the bound steps as a branch's prefix.
@@ -274,6 +277,23 @@ fn clicked_names(action: &Action) -> Vec<&str> {
     }
 }
 
+/// The keys of the items a step's clicked controls sit in ([`Locator::InItem`]): a word of
+/// the goal there names the row, not the control ("Which country is Mombasa in?" clicking
+/// the country link in Mombasa's row).
+fn item_keys(action: &Action) -> Vec<&str> {
+    match action {
+        Action::Click { target } | Action::Repeat { target, .. } | Action::Hover { target } => {
+            target.item().map(|(key, _)| key).into_iter().collect()
+        }
+        Action::Check { targets } => targets
+            .iter()
+            .filter_map(|t| t.item())
+            .map(|(k, _)| k)
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
 /// The inputs a step types, by name.
 fn step_inputs(action: &Action) -> Vec<&str> {
     typed(action)
@@ -352,7 +372,7 @@ impl GoalTemplate {
                     add_word(goal[at..at + value.trim().len()].to_owned(), at);
                 }
             }
-            for name in clicked_names(action) {
+            for name in clicked_names(action).into_iter().chain(item_keys(action)) {
                 if let Some(value) = goal_words_in_name(goal, &quoted, name)
                     && let Some(at) = find_words(goal, &value)
                 {
@@ -834,6 +854,7 @@ fn uses_parameter(action: &Action, parameter: &Parameter) -> bool {
                 .any(|v| find_words(v, &parameter.value).is_some())
                 || clicked_names(action)
                     .iter()
+                    .chain(&item_keys(action))
                     .any(|n| find_words(n, &parameter.value).is_some())
         }
     }
@@ -862,20 +883,36 @@ fn replace_in_url(url: &str, old: &str, new: &str) -> String {
 }
 
 fn substitute_target(target: &mut Target, old: &str, new: &str) {
-    if find_words(&target.name, old).is_none() {
+    let named = find_words(&target.name, old).is_some();
+    let keyed = target
+        .item()
+        .is_some_and(|(key, _)| find_words(key, old).is_some());
+    if !named && !keyed {
         return;
     }
-    target.name = replace_words(&target.name, old, new);
-    // Positional locators would find the old control: the new one is found by its name.
+    if named {
+        target.name = replace_words(&target.name, old, new);
+    } else {
+        // Only the item it sits in was the value: its name is the old control's (the old
+        // row's country), not known for the new one.
+        target.name.clear();
+    }
+    // Positional locators would find the old control: the new one is found by its name, or
+    // by the item that carries the new value.
     target.locators.retain_mut(|locator| match locator {
         Locator::Css(_) | Locator::Near { .. } => false,
         Locator::Role { name, .. } => {
             *name = replace_words(name, old, new);
-            true
+            named
         }
         Locator::Text(text) => {
             *text = replace_words(text, old, new);
-            true
+            named
+        }
+        Locator::InItem { key, .. } => {
+            let carried = find_words(key, old).is_some();
+            *key = replace_words(key, old, new);
+            carried
         }
     });
     if target.locators.is_empty() {
@@ -1142,6 +1179,59 @@ mod tests {
             target.sends,
             Sends::Unknown,
             "not the walnut desk's address"
+        );
+    }
+
+    #[test]
+    fn a_word_of_the_goal_naming_the_row_is_a_parameter_and_the_control_is_found_in_the_new_row() {
+        let mut country = click("Kenya");
+        if let Action::Click { target } = &mut country {
+            target.locators.push(Locator::InItem {
+                key: "Mombasa".into(),
+                role: "link".into(),
+                nth: 2,
+            });
+            target.sends = Sends::Get {
+                url: "http://127.0.0.1:8001/world/countries/KE".into(),
+            };
+        }
+        let memory = remember(
+            "Which country is Mombasa in? Take me to that country's page",
+            vec![country],
+        );
+        assert_eq!(memory.template.parameters.len(), 1, "{:?}", memory.template);
+        assert_eq!(memory.template.parameters[0].value, "Mombasa");
+        assert_eq!(memory.steps[0].uses, vec![0]);
+        let values = memory
+            .template
+            .bind("Which country is Hamburg in? Take me to that country's page")
+            .expect("the same template");
+        let bound = memory
+            .bind(&values, &no_inputs(), "http://127.0.0.1:8001/world/cities")
+            .expect("bound");
+        let Action::Click { target } = &bound[0].0 else {
+            panic!("a click");
+        };
+        // Kenya is the old row's answer: only the row's key is known for Hamburg.
+        assert_eq!(
+            target.locators,
+            vec![Locator::InItem {
+                key: "Hamburg".into(),
+                role: "link".into(),
+                nth: 2,
+            }]
+        );
+        assert_eq!(target.name, "");
+        assert_eq!(target.sends, Sends::Unknown, "not Kenya's address");
+        assert_eq!(bound[0].0.label(), "click the link in \"Hamburg\"'s item");
+        // A row key that is no word of the goal is no parameter, and the step is kept as is.
+        let memory = remember("Open Kenya's page", vec![click("Kenya")]);
+        assert!(
+            memory
+                .template
+                .parameters
+                .iter()
+                .all(|p| p.value != "Mombasa")
         );
     }
 

@@ -1154,6 +1154,11 @@ pub(crate) mod tests {
                 role,
                 nth
             }),
+            (text(), text(), any::<u32>()).prop_map(|(key, role, nth)| Locator::InItem {
+                key,
+                role,
+                nth
+            }),
         ]
     }
 

@@ -152,13 +152,14 @@ fn invalid(field: impl Into<String>, reason: impl Into<String>) -> WorkflowError
     }
 }
 
-/// The rank of a locator kind in a chain: CSS, role + name, text, relative position.
+/// The rank of a locator kind in a chain: CSS, role + name, text, relative position, item.
 fn rank(locator: &Locator) -> u8 {
     match locator {
         Locator::Css(_) => 0,
         Locator::Role { .. } => 1,
         Locator::Text(_) => 2,
         Locator::Near { .. } => 3,
+        Locator::InItem { .. } => 4,
     }
 }
 

@@ -2514,6 +2514,15 @@ impl TaskRun {
 
     /// What is left to write once the result stands, to be done off the actor.
     fn artifact_job(&mut self, passed: Option<Passed>) -> ArtifactJob {
+        // A write was made in this task (a claim was granted) and the pass's own path sends
+        // none: it found the page another branch's write left (that branch's path was not
+        // reproduced). Its steps would not do the task again: no workflow is learned from it.
+        let reads_another_write = passed
+            .as_ref()
+            .is_some_and(|p| reads_another_write(!self.writes_claimed.is_empty(), &p.steps));
+        if reads_another_write && self.memory.is_some() {
+            tracing::warn!(task = %self.id, "the pass reads what another branch wrote: not remembered as a workflow");
+        }
         ArtifactJob {
             id: self.id,
             task: self.task.clone(),
@@ -2526,7 +2535,8 @@ impl TaskRun {
             memory: self
                 .memory
                 .clone()
-                .filter(|_| !self.memory_use.as_ref().is_some_and(|u| u.worked)),
+                .filter(|_| !self.memory_use.as_ref().is_some_and(|u| u.worked))
+                .filter(|_| !reads_another_write),
         }
     }
 
@@ -2681,6 +2691,12 @@ impl TaskRun {
 }
 
 /// What a passing task adds to its artifacts.
+/// Whether a pass's `steps` send nothing to others while a write was made in its task
+/// (`wrote`): the pass read what another branch wrote.
+fn reads_another_write(wrote: bool, steps: &[ResultStep]) -> bool {
+    wrote && steps.iter().all(|s| s.risk < RiskClass::ExternalSubmission)
+}
+
 struct Passed {
     steps: Vec<ResultStep>,
     pages: Vec<PageInfo>,
@@ -2833,5 +2849,33 @@ mod tests {
         }
         let listed: Vec<TaskId> = order.iter().map(|(_, id)| *id).collect();
         assert_eq!(listed, ids);
+    }
+
+    #[test]
+    fn a_pass_that_sends_nothing_after_a_write_of_its_task_read_that_write() {
+        let step = |risk: RiskClass| ResultStep {
+            index: 1,
+            label: "click \"Show issue\"".into(),
+            action: Action::Back,
+            url: String::new(),
+            title: String::new(),
+            fingerprint: Fingerprint([0; 16]),
+            risk,
+            reward: 0.0,
+            cost_ms: 0,
+            verdict: None,
+            healed_locator: None,
+            healed_by: None,
+            verification: Default::default(),
+            why: None,
+        };
+        let reads = [step(RiskClass::ReadOnly), step(RiskClass::DraftWrite)];
+        let writes = [
+            step(RiskClass::ReadOnly),
+            step(RiskClass::ExternalSubmission),
+        ];
+        assert!(reads_another_write(true, &reads));
+        assert!(!reads_another_write(true, &writes), "its own write");
+        assert!(!reads_another_write(false, &reads), "no write in the task");
     }
 }

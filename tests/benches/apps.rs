@@ -642,7 +642,33 @@ fn check_answer(cx: &Context, server: &Server, task: &Task) -> bool {
         .is_some_and(|r| r["status"] == "pass")
 }
 
+/// What `--help` prints.
+const USAGE: &str = "\
+forager on real open-source web applications (docs/real-apps-benchmark.md)
+
+USAGE: cargo bench -p forager-tests --bench apps -- [FLAGS]
+
+  --apps a,b          applications to run (datasette, roundup, django; default all)
+  --tasks a,b         task ids or app/id from apps-tasks.json (default all)
+  --budget N          actions per run (default 150)
+  --timeout SECS      wall-clock limit per run (default 300)
+  --nodes N           nodes per run (default 2)
+  --work DIR          where the applications are installed (default <target>/apps)
+  --out DIR           runs.jsonl, table.md and each run's folder (default <target>/apps-bench)
+  --resume            skip the runs already in DIR/runs.jsonl
+  --capsules          also run each capsule task with a captured session
+  --check             open each read task's answer page instead of searching
+  --memory DIR        run every task with this workflow memory (shared, in file order)
+  --baseline FILE     a runs.jsonl without memory: adds memory.md, the comparison
+
+The forager binary is $FORAGER_BIN when set, else target/release/forager.
+";
+
 fn main() {
+    if flag("--help") || flag("-h") {
+        print!("{USAGE}");
+        return;
+    }
     let binary = forager_binary();
     let target = binary
         .parent()

@@ -1,7 +1,8 @@
 //! Perception in real Chromium: controls inside open shadow roots (a component nested in
 //! another) and inside a same-origin frame set off from the corner are observed, named, typed
 //! into and clicked, and a search finds the way through them end to end; names and roles come
-//! from the browser's accessibility tree (`sites::components`).
+//! from the browser's accessibility tree; a table row's control is found again by the row's
+//! name (`sites::components`).
 
 use forager_node::Environment;
 use forager_node::browser::{BrowserOptions, BrowserPool, ChromiumEnv, EnvOptions};
@@ -228,4 +229,54 @@ async fn explore_reaches_through_shadow_roots_and_frames() {
         let result = run.passed();
         assert!(!result.steps.is_empty(), "{path}: a path");
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rows_control_is_found_by_the_rows_name_and_an_ambiguous_name_finds_none() {
+    let site = components().await;
+    let (pool, prefix) = browser_for("in-item");
+    let mut env = env_at(&pool, site.url("/cities"), "q=DE").await;
+    let observation = env.observation().expect("a page");
+    let kenya = observation
+        .elements
+        .iter()
+        .find(|e| e.name == "Kenya")
+        .expect("Kenya's link");
+    let in_item = |key: &str, nth: u32| Locator::InItem {
+        key: key.into(),
+        role: "link".into(),
+        nth,
+    };
+    assert_eq!(kenya.column, "country", "the header of its column");
+    // The country link is the row's second link; the row is known by the city's name.
+    assert!(
+        kenya.locators.contains(&in_item("Mombasa", 2)),
+        "{:?}",
+        kenya.locators
+    );
+    // Springfield is in two rows: no control is known by it.
+    for e in &observation.elements {
+        assert!(
+            e.locators
+                .iter()
+                .all(|l| !matches!(l, Locator::InItem { key, .. } if key == "Springfield")),
+            "{:?}",
+            e.locators
+        );
+    }
+    let click = |key: &str| Action::Click {
+        target: forager_protocol::Target {
+            locators: vec![in_item(key, 2)],
+            role: "link".into(),
+            name: String::new(),
+            sends: forager_protocol::Sends::Unknown,
+        },
+    };
+    assert!(
+        env.act(&click("Springfield")).await.is_err(),
+        "two rows read Springfield: no control is guessed"
+    );
+    let step = env.act(&click("hamburg")).await.expect("Hamburg's row");
+    assert!(step.state.success, "Germany's page: /found?q=DE");
+    done(env, pool, &prefix).await;
 }

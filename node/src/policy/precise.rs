@@ -435,7 +435,31 @@ fn named_option(list: &Element, goal_words: &str) -> Option<FieldValue> {
         }
     }
     let (_, option) = best.filter(|_| !tie)?;
-    Some(select(list, option_value(option)))
+    Some(select(
+        list,
+        named_option_value(&list.options, option, &goal),
+    ))
+}
+
+/// An option the goal named, chosen by its label where the goal says the label itself
+/// ("urgent", not Roundup's value "2": a remembered workflow then knows the goal's word for
+/// the value), unless another option's value reads the same; else as [`option_value`].
+fn named_option_value(
+    options: &[forager_protocol::observation::SelectOption],
+    option: &forager_protocol::observation::SelectOption,
+    goal: &[String],
+) -> String {
+    let label = option.label.trim();
+    let words: Vec<String> = crate::embed::words(label).collect();
+    let said = !words.is_empty() && goal.windows(words.len()).any(|w| w == words.as_slice());
+    let clashes = options
+        .iter()
+        .any(|o| !std::ptr::eq(o, option) && o.value.trim().eq_ignore_ascii_case(label));
+    if said && !clashes {
+        label.to_owned()
+    } else {
+        option_value(option)
+    }
 }
 
 /// Whether a word before a quote names a field's word: one begins the other, four letters at
@@ -719,13 +743,13 @@ mod tests {
         has(
             "Log in as alice and raise the priority of issue 3 to urgent",
             &login,
-            &[("priority", "2")],
+            &[("priority", "urgent")],
         );
         // Without the credentials too (a capsule): "as alice" names who logs in.
         has(
             "Log in as alice and mark issue 2 as resolved",
             &[],
-            &[("status", "8")],
+            &[("status", "resolved")],
         );
         has(
             "Log in as alice and add a comment to issue 1 saying \"I can reproduce this on Firefox too\"",
@@ -735,7 +759,7 @@ mod tests {
         has(
             "Log in as alice and report a new bug titled \"Export button does nothing\"",
             &login,
-            &[("priority", "3"), ("Title", "Export button does nothing")],
+            &[("priority", "bug"), ("Title", "Export button does nothing")],
         );
     }
 
@@ -779,7 +803,7 @@ mod tests {
         assert_eq!(
             named(&[], new_bug),
             Some(pairs(&[
-                ("priority", "3"),
+                ("priority", "bug"),
                 ("Title", "Export button does nothing")
             ]))
         );
@@ -845,7 +869,7 @@ mod tests {
         ));
         let proposed = fills(issue_form(), &[], true, "Submit Changes", goal, &[]);
         assert!(
-            proposed.contains(&pairs(&[("status", "8")])),
+            proposed.contains(&pairs(&[("status", "resolved")])),
             "{proposed:?}"
         );
     }

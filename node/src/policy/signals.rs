@@ -120,6 +120,15 @@ pub(super) const CLICK_SIGNALS: &[ClickSignal] = &[
         },
     },
     ClickSignal {
+        name: "names_column_of_named_item",
+        reads: "a link of an item the goal names, in the table column the goal's words name (\"that country's page\" in Mombasa's row)",
+        prior_only: false,
+        lift: |page, _, element| {
+            column_of_named_item(element, page.reading, &page.choices.goal_words)
+                .then_some(Lift::AtLeast(NAMED_AFFINITY))
+        },
+    },
+    ClickSignal {
         name: families::PARITY,
         reads: "an \"Odd\"/\"Even\" control beside a number it fits or not (MiniWoB++ odd-or-even)",
         prior_only: false,
@@ -238,6 +247,17 @@ fn opens_named_item(element: &Element, reading: &GoalReading, page_url: &str) ->
         .and_then(|rest| rest.strip_prefix('/'))
         .is_some_and(|rest| !rest.is_empty() && !rest.starts_with(['?', '#']));
     below && super::record_names_what_element_does_not(element, reading)
+}
+
+/// Whether the control is a link in a row the goal names (by a name the row's text holds and
+/// the link's does not) and in a column whose header a word of the goal names: "Which
+/// country is Mombasa in? Take me to that country's page" is the `country_code` link of
+/// Mombasa's row, not the same country's link in another city's row, nor Mombasa's own page.
+fn column_of_named_item(element: &Element, reading: &GoalReading, goal_words: &str) -> bool {
+    element.role == "link"
+        && crate::embed::words(&element.column)
+            .any(|w| w.len() >= 3 && goal_words.contains(&format!(" {w} ")))
+        && super::record_names_what_element_does_not(element, reading)
 }
 
 /// Whether the control is its form's submit control.
@@ -820,6 +840,34 @@ mod tests {
                         .iter()
                         .any(|(name, _)| *name == "pressed_already" || *name == "item_named")
                 );
+            },
+        );
+    }
+
+    #[test]
+    fn the_link_in_the_named_rows_column_the_goal_names_is_lifted() {
+        let in_column = |name: &str, record: &str, column: &str| Element {
+            column: column.into(),
+            ..crate::testing::control("link", name, record)
+        };
+        with_page(
+            "Which country is Mombasa in? Take me to that country's page",
+            vec![
+                in_column("Kenya", "1 Mombasa Kenya 1200000", "country_code"),
+                in_column("Kenya", "2 Nairobi Kenya 4400000", "country_code"),
+                in_column("1", "1 Mombasa Kenya 1200000", "id"),
+                crate::testing::control("link", "country_code", ""),
+            ],
+            |page, elements| {
+                let named = |i: usize| {
+                    click_lifts(page, i, &elements[i])
+                        .iter()
+                        .any(|(name, _)| *name == "names_column_of_named_item")
+                };
+                assert!(named(0), "Mombasa's country");
+                assert!(!named(1), "another city's row");
+                assert!(!named(2), "the id column is not the country");
+                assert!(!named(3), "no row");
             },
         );
     }

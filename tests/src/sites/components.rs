@@ -15,13 +15,15 @@ use std::sync::Arc;
 
 /// The components fixture: `/shadow` (a search box inside a web component inside another),
 /// `/frame` (a sign-up form inside a same-origin frame), `/named` (names only the accessibility
-/// tree computes), and the page each leads to.
+/// tree computes), `/cities` (a table whose rows are known by a city's name), and the page
+/// each leads to.
 pub fn components() -> Router<Arc<Counters>> {
     Router::new()
         .route("/shadow", get(shadow))
         .route("/frame", get(framed))
         .route("/frame/inner", get(frame_inner))
         .route("/named", get(named))
+        .route("/cities", get(cities))
         .route("/found", get(found))
 }
 
@@ -113,6 +115,34 @@ async fn named() -> Html<String> {
 <p><label for="qty">Quantity</label> <input id="qty" type="number" value="1"></p>
 <p><button type="button" class="close"><span aria-hidden="true">&#x2715;</span><span class="for-readers">Close dialog</span></button></p>
 <p><button type="button" class="icon-next" onclick="location.href='/found?q=continued'"></button></p>"#,
+    )
+}
+
+/// A table of cities, each row an id link, the city's name and a link to its country's page
+/// (`/found?q=<code>`); "Springfield" is in two rows, so it names no row.
+async fn cities() -> Html<String> {
+    let rows = [
+        (1, "Mombasa", "Kenya", "KE"),
+        (2, "Springfield", "United States", "US"),
+        (3, "Hamburg", "Germany", "DE"),
+        (4, "Springfield", "Australia", "AU"),
+        (5, "Perth", "Australia", "AU"),
+    ];
+    let body: String = rows
+        .iter()
+        .map(|(id, city, country, code)| {
+            format!(
+                "<tr><td><a href=\"/found?q=city{id}\">{id}</a></td><td>{city}</td>\
+                 <td><a href=\"/found?q={code}\">{country}</a></td></tr>"
+            )
+        })
+        .collect();
+    page(
+        "Cities",
+        &format!(
+            "<table><thead><tr><th>id</th><th>name</th><th>country</th></tr></thead>\
+             <tbody>{body}</tbody></table>"
+        ),
     )
 }
 

@@ -1,6 +1,7 @@
 // forager's action helpers, evaluated in an isolated world with OP, LOCATORS, EXPECT (the
 // target's role and accessible name) and ARG defined before this body. Resolves the target along
-// its locator chain (CSS, role + name, text, position relative to a stable neighbour) and
+// its locator chain (CSS, role + name, text, position relative to a stable neighbour, place in
+// a repeated item known by its text) and
 // reports which locator matched, so a healed step can be recorded. A CSS path that finds an
 // element of another name (the page was reordered) does not count as found; if no locator finds
 // the element, that element is used as the last resort, unless it links elsewhere than the
@@ -44,6 +45,7 @@ const findBy = (locator) => {
     return all.find(visible) || all[0] || null;
   }
   if (locator.Near !== undefined) return nearTarget(locator.Near);
+  if (locator.InItem !== undefined) return itemTarget(locator.InItem);
   const pool = deepAll(INTERACTIVE + ", div, span, li, td, label");
   if (locator.Role !== undefined) {
     const want = norm(locator.Role.name);

@@ -45,6 +45,7 @@
       text,
       nearby_text: nearbyOf(el),
       record: recordOf(el),
+      column: columnOf(el),
       tag: el.tagName.toLowerCase(),
       input_type: el.tagName === "INPUT" ? type || "text" : "",
       href: el.tagName === "A" && el.href ? el.href : null,
@@ -139,6 +140,37 @@
         elements.push(describe(el, "", null));
         described.push(el);
       }
+    }
+  }
+
+  // Controls in repeated items get an InItem locator: the item's first short text (not the
+  // control's own) that no other item has, and the control's place among its item's controls
+  // of its role. "The link in Mombasa's row" is what a remembered workflow turns into "the
+  // link in Hamburg's row" when only the row's name came from the goal.
+  {
+    const entries = [];
+    const keysOf = new Map(); // item → all its keys
+    for (let i = 0; i < described.length; i++) {
+      if (performance.now() - started > 2 * TIME_BUDGET_MS) break;
+      const el = described[i];
+      const role = roleOf(el);
+      if (!role) continue;
+      const item = keyedItemOf(el);
+      if (!item) continue;
+      if (!keysOf.has(item)) keysOf.set(item, itemKeys(item, null));
+      const own = itemKeys(item, el);
+      if (own.length === 0) continue;
+      const peers = Array.from(item.querySelectorAll(INTERACTIVE)).filter((e) => roleOf(e) === role && visible(e));
+      const nth = peers.indexOf(el) + 1;
+      if (nth > 0) entries.push({ i, own, role, nth });
+    }
+    const items = new Map(); // key (lower case) → how many items have it
+    for (const keys of keysOf.values()) {
+      for (const k of new Set(keys.map((k) => k.toLowerCase()))) items.set(k, (items.get(k) || 0) + 1);
+    }
+    for (const { i, own, role, nth } of entries) {
+      const key = own.find((k) => items.get(k.toLowerCase()) === 1);
+      if (key) elements[i].locators.push({ InItem: { key, role, nth } });
     }
   }
 

@@ -290,10 +290,11 @@ const itemText = (node) => {
   return clip([node.innerText || "", ...alts.filter(Boolean)].join(" "), 160);
 };
 
-// The text of the repeated item an element sits in: the nearest ancestor (a few levels up)
-// that has a sibling of the same tag and class, as list rows, posts, cards and table rows do.
-// "" when there is none; an item that says nothing more than the element is passed over.
-const recordOf = (el) => {
+// The repeated item an element sits in: the nearest ancestor (a few levels up) that has a
+// sibling of the same tag and class, as list rows, posts, cards and table rows do, with its
+// text; null when there is none. An item that says nothing more than the element is passed
+// over (a cell that holds only the control is no item yet: its row is).
+const itemOf = (el) => {
   let node = el.parentElement;
   const body = el.ownerDocument.body;
   for (let depth = 0; node && node !== body && depth < 6; depth++) {
@@ -304,14 +305,81 @@ const recordOf = (el) => {
         (c) => c !== node && c.tagName + "." + (typeof c.className === "string" ? c.className : "") === kind,
       );
       if (alike.length > 0) {
-        // A cell that holds only the control is no item yet: its row is.
         const text = itemText(node);
-        if (text && text !== textOf(el)) return text;
+        if (text && text !== textOf(el)) return { node, text };
       }
     }
     node = parent;
   }
+  return null;
+};
+
+// The text of the repeated item an element sits in ("" when there is none).
+const recordOf = (el) => {
+  const item = itemOf(el);
+  return item ? item.text : "";
+};
+
+// The header of the table column whose cell holds the element ("" outside a table with a
+// header row): the header row is the table's <thead>'s first row, else a first row of <th>.
+const columnOf = (el) => {
+  const cell = el.closest("td, th");
+  const table = cell && cell.closest("table");
+  if (!table || cell.parentElement.closest("thead")) return "";
+  const head = table.tHead && table.tHead.rows[0]
+    ? table.tHead.rows[0]
+    : Array.from(table.rows).find((r) => r.cells.length && Array.from(r.cells).every((c) => c.tagName === "TH"));
+  if (!head || head === cell.parentElement) return "";
+  let at = 0;
+  for (const c of cell.parentElement.cells) {
+    if (c === cell) break;
+    at += c.colSpan || 1;
+  }
+  let col = 0;
+  for (const h of head.cells) {
+    if (at < col + (h.colSpan || 1)) return clip(h.innerText || h.textContent || "", 60);
+    col += h.colSpan || 1;
+  }
   return "";
+};
+
+// The item an InItem locator counts in: the element's table row, else its repeated item.
+const keyedItemOf = (el) => {
+  const row = el.closest("tr");
+  if (row && row.parentElement && row.parentElement.children.length > 1) return row;
+  const item = itemOf(el);
+  return item ? item.node : null;
+};
+
+// The short texts of an item that can name it (a cell's "Mombasa"): letters, no digits
+// (which change between loads), 2 to 40 characters; outside `skip` (the element's own text).
+const MAX_ITEM_KEYS = 12;
+const itemKeys = (item, skip) => {
+  const keys = [];
+  const walker = item.ownerDocument.createTreeWalker(item, NodeFilter.SHOW_TEXT);
+  for (let node = walker.nextNode(); node && keys.length < MAX_ITEM_KEYS; node = walker.nextNode()) {
+    if (skip && skip.contains(node)) continue;
+    const t = (node.textContent || "").trim().replace(/\s+/g, " ");
+    if (t.length >= 2 && t.length <= 40 && /\p{L}/u.test(t) && !/[0-9]/.test(t)) keys.push(t);
+  }
+  return keys;
+};
+
+// The element an InItem locator names: the nth visible element with its role in the one item
+// having a text that reads its key (letter case aside); null when no item or several have it.
+const itemTarget = (loc) => {
+  const want = loc.key.trim().toLowerCase();
+  const groups = new Map();
+  for (const el of deepAll(INTERACTIVE)) {
+    if (!visible(el) || roleOf(el) !== loc.role) continue;
+    const item = keyedItemOf(el);
+    if (!item) continue;
+    if (!groups.has(item)) groups.set(item, []);
+    groups.get(item).push(el);
+  }
+  const named = [...groups.keys()].filter((item) => itemKeys(item, null).some((k) => k.toLowerCase() === want));
+  if (named.length !== 1) return null;
+  return groups.get(named[0])[loc.nth - 1] || null;
 };
 
 const cssEscape = (s) => (window.CSS && CSS.escape ? CSS.escape(s) : s.replace(/[^\w-]/g, "\\$&"));
