@@ -509,8 +509,11 @@ impl GoalTemplate {
         for (capture, slot) in slots.enumerate() {
             let value = captures.get(capture + 1)?.as_str().trim().to_owned();
             let parameter = self.parameters.get(slot)?;
+            // A word of the goal or an input's value it names ("as alice") is a few words:
+            // a slot at the goal's end must not swallow another need ("Log in as {username}"
+            // is not "Log in as alice and report a new bug").
             if value.is_empty()
-                || parameter.kind == ParameterKind::Word
+                || matches!(parameter.kind, ParameterKind::Word | ParameterKind::Input)
                     && value.split_whitespace().count() > MAX_WORD_VALUE_WORDS
             {
                 return None;
@@ -1329,6 +1332,38 @@ mod tests {
         );
         memory.version = 9;
         assert_eq!(memory.check(), Err(RecallError::Version(9)));
+    }
+
+    #[test]
+    fn an_input_slot_at_the_goals_end_does_not_swallow_another_need() {
+        let mut inputs = BTreeMap::new();
+        inputs.insert("username".to_owned(), "alice".to_owned());
+        let login = Action::FillForm {
+            fields: vec![FieldValue {
+                target: target("textbox", "username"),
+                value: FillValue::Literal("alice".into()),
+                select: false,
+            }],
+            submit: Some(target("button", "Login")),
+        };
+        let memory = remember_on(
+            "Log in as alice",
+            "http://127.0.0.1:8802/tracker/",
+            &[(login, RiskClass::AuthenticatedRead)],
+            &inputs,
+        )
+        .expect("remembered");
+        assert_eq!(memory.template.text, "Log in as {0}");
+        assert_eq!(
+            memory.template.bind("Log in as bob"),
+            Some(vec!["bob".to_owned()])
+        );
+        assert_eq!(
+            memory
+                .template
+                .bind("Log in as alice and report a new bug titled \"Export\""),
+            None
+        );
     }
 
     #[test]
