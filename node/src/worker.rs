@@ -1729,6 +1729,7 @@ async fn replay<F: EnvFactory>(
         executed: 0,
         after_check: None,
         error: None,
+        transient: false,
         network: NetworkSummary::default(),
         screenshots: Vec::new(),
         model: Default::default(),
@@ -1797,7 +1798,11 @@ async fn replay<F: EnvFactory>(
             .await;
             match walked {
                 Ok(last) => report.success = last.success,
-                Err(e) => report.error = Some(e.to_string()),
+                Err(e) => {
+                    // The verifier's own trouble says nothing of the path.
+                    report.transient = matches!(e, EnvError::Timeout { .. } | EnvError::Crashed(_));
+                    report.error = Some(e.to_string());
+                }
             }
             let wants_answer = request
                 .task
@@ -1813,7 +1818,10 @@ async fn replay<F: EnvFactory>(
             report.network = F::network(&env);
             report.model = F::take_model_usage(&env);
         }
-        Err(e) => report.error = Some(format!("cannot create an environment: {e}")),
+        Err(e) => {
+            report.transient = true;
+            report.error = Some(format!("cannot create an environment: {e}"));
+        }
     }
     match sign(identity, report) {
         Ok(signed) => Message::Replayed(Box::new(ReplayAnswer {

@@ -626,6 +626,11 @@ pub struct ReplayReport {
     pub after_check: Option<bool>,
     /// Why it could not be carried out, if it could not.
     pub error: Option<String>,
+    /// The error was the verifier's own (an operation timed out, its browser crashed, no
+    /// environment could be made): the report says nothing of the path, which may be tried
+    /// again.
+    #[serde(default)]
+    pub transient: bool,
     /// What the node's browser touched.
     pub network: NetworkSummary,
     /// SHA-256 of the screenshot taken after each action (the bytes travel beside the signed
@@ -1043,6 +1048,7 @@ pub(crate) mod tests {
             executed,
             after_check,
             error: None,
+            transient: false,
             network: NetworkSummary::default(),
             screenshots: Vec::new(),
             model: Default::default(),
@@ -1785,6 +1791,7 @@ pub(crate) mod tests {
                                 divergence_detail: divergence.map(|d| format!("step {d}")),
                                 executed: 2,
                                 after_check: Some(success),
+                                transient: error.is_some(),
                                 error,
                                 network: NetworkSummary::default(),
                                 screenshots: vec![None, Some(Digest32([3; 32]))],

@@ -265,6 +265,9 @@ struct Pending {
     tried: HashSet<PeerId>,
     /// Replays that answered and did not reproduce it.
     failed_replays: u32,
+    /// Replays the verifier could not carry out for a reason of its own (a timeout, a
+    /// crash): not counted against the path, at most [`TRANSIENT_RETRIES`].
+    transient_failures: u32,
     /// The finder's signed report holding the path.
     claim: Option<Attestation>,
     /// The finder's screenshots of the path's pages past a write, per step (empty where it
@@ -288,6 +291,10 @@ struct ReproducedPass {
 /// Replays a success gets before it is rejected and its finder distrusted: a real site (or a
 /// simulated one) can glitch once; a lie fails every time.
 const REPRODUCTION_ATTEMPTS: u32 = 2;
+
+/// Replays a verifier could not carry out (an operation timed out, its browser crashed) that
+/// a success gets on top of [`REPRODUCTION_ATTEMPTS`]: a slow server is no lying finder.
+const TRANSIENT_RETRIES: u32 = 2;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Phase {
@@ -1559,6 +1566,7 @@ impl TaskRun {
                         finder,
                         tried: HashSet::new(),
                         failed_replays: 0,
+                        transient_failures: 0,
                         claim,
                         // Not journaled: attested steps of a resumed task go without pictures.
                         shots: Vec::new(),
@@ -2103,6 +2111,7 @@ impl TaskRun {
                 finder: node,
                 tried: HashSet::new(),
                 failed_replays: 0,
+                transient_failures: 0,
                 claim: claim.clone(),
                 shots,
             });
@@ -2235,6 +2244,12 @@ impl TaskRun {
                 self.finish_pass(pass);
             }
         } else if let Err(reason) = verdict {
+            if report.transient && pending.transient_failures < TRANSIENT_RETRIES {
+                pending.transient_failures += 1;
+                tracing::warn!(%finder, %verifier, %reason, "a success could not be replayed by its verifier: it is tried again");
+                self.unverified.push_back(pending);
+                return;
+            }
             tracing::warn!(%finder, %verifier, %reason, "a success was not reproduced");
             pending.failed_replays += 1;
             let rejected = pending.failed_replays >= REPRODUCTION_ATTEMPTS;

@@ -150,6 +150,7 @@
   {
     const entries = [];
     const keysOf = new Map(); // item → all its keys
+    const peersOf = new Map(); // item → role → its controls of that role
     for (let i = 0; i < described.length; i++) {
       if (performance.now() - started > 2 * TIME_BUDGET_MS) break;
       const el = described[i];
@@ -160,8 +161,14 @@
       if (!keysOf.has(item)) keysOf.set(item, itemKeys(item, null));
       const own = itemKeys(item, el);
       if (own.length === 0) continue;
-      const peers = Array.from(item.querySelectorAll(INTERACTIVE)).filter((e) => roleOf(e) === role && visible(e));
-      const nth = peers.indexOf(el) + 1;
+      // The item's controls of this role, read once per item and role (a layout table's
+      // one row can hold the whole page).
+      let byRole = peersOf.get(item);
+      if (!byRole) peersOf.set(item, (byRole = new Map()));
+      if (!byRole.has(role)) {
+        byRole.set(role, Array.from(item.querySelectorAll(INTERACTIVE)).filter((e) => roleOf(e) === role && visible(e)));
+      }
+      const nth = byRole.get(role).indexOf(el) + 1;
       if (nth > 0) entries.push({ i, own, role, nth });
     }
     const items = new Map(); // key (lower case) → how many items have it
