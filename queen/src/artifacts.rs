@@ -18,8 +18,8 @@ use forager_protocol::artifact::{
 use forager_protocol::result::{ResultStep, StepVerification};
 use forager_protocol::signing::{self, Domain};
 use forager_protocol::wire::{
-    ProgressReport, ReplayReport, TaskId, TreeSnapshot, TreeStatus, judge_reproduction,
-    verified_pages,
+    FoundPath, PageInfo, ProgressReport, ReplayReport, TaskId, TreeSnapshot, TreeStatus,
+    judge_reproduction, verified_pages,
 };
 use forager_protocol::workflow::{WORKFLOW_FILE, compile};
 use forager_protocol::{Action, TaskSpec};
@@ -439,12 +439,32 @@ fn check_chain(body: &TrajectoryBody) -> Result<(), VerifyError> {
 /// Checks the run directory `dir` (see the module documentation).
 pub fn verify_run_dir(dir: &Path) -> Result<Verified, VerifyError> {
     let document = read_trajectory(dir)?;
-    let (file, body) = (TRAJECTORY_FILE, &document.body);
+    let body = &document.body;
     check_queen_and_task(&document)?;
     check_chain(body)?;
     let actions: Vec<&Action> = body.steps.iter().map(|s| &s.step.action).collect();
-    let fingerprints: Vec<_> = body.steps.iter().map(|s| s.step.fingerprint).collect();
+    let path = finder_path(body, &actions)?;
+    let consented_steps = check_consents(body, &actions)?;
+    let (replay, reproduced, pages) = check_reproducer(body, &path)?;
+    let names = check_files(dir, body, &pages)?;
+    Ok(Verified {
+        task_id: body.task_id.clone(),
+        goal: body.task.goal.clone(),
+        steps: body.steps.len(),
+        found_by: body.found_by.peer.clone(),
+        reproduced_by: body.reproduced_by.peer.clone(),
+        reproduced_steps: reproduced,
+        after_check: replay.after_check,
+        consented_steps,
+        queen: document.queen.peer.clone(),
+        files: names,
+    })
+}
 
+/// The finder's signed report, and in it the success that is exactly this path.
+fn finder_path(body: &TrajectoryBody, actions: &[&Action]) -> Result<FoundPath, VerifyError> {
+    let file = TRAJECTORY_FILE;
+    let fingerprints: Vec<_> = body.steps.iter().map(|s| s.step.fingerprint).collect();
     // The finder: its signed report holds exactly this path.
     let (found, finder_key): (ProgressReport, VerifyingKey) = body
         .found_by
@@ -471,6 +491,13 @@ pub fn verify_run_dir(dir: &Path) -> Result<Verified, VerifyError> {
         ));
     };
 
+    Ok(path.clone())
+}
+
+/// Checks the task's consents and that every step above its ceiling ran under one; the
+/// number of such steps.
+fn check_consents(body: &TrajectoryBody, actions: &[&Action]) -> Result<usize, VerifyError> {
+    let file = TRAJECTORY_FILE;
     // Steps above the task's ceiling ran under a consent the task carries: signed by its
     // key, for this task and an origin of it, valid when the queen recorded the run (a
     // trajectory outlives its consents: today's clock does not matter), permitting that step
@@ -521,6 +548,16 @@ pub fn verify_run_dir(dir: &Path) -> Result<Verified, VerifyError> {
         consented_steps += 1;
     }
 
+    Ok(consented_steps)
+}
+
+/// Checks the reproducer's signed replay against the path and the steps; the replay, how
+/// many steps it reproduced and the pages the steps stand for.
+fn check_reproducer(
+    body: &TrajectoryBody,
+    path: &FoundPath,
+) -> Result<(ReplayReport, usize, Vec<PageInfo>), VerifyError> {
+    let file = TRAJECTORY_FILE;
     // The reproducer: its signed replay reached pages of the same kinds, and the goal (or, on
     // a site whose writes are not repeated, the page of the first write, the evidence past it
     // and the after-check).
@@ -617,6 +654,17 @@ pub fn verify_run_dir(dir: &Path) -> Result<Verified, VerifyError> {
         ));
     }
 
+    Ok((replay, reproduced, pages))
+}
+
+/// Checks every other file the trajectory names (present, its digest, the workflow the
+/// steps compile to, the rollouts); their names.
+fn check_files(
+    dir: &Path,
+    body: &TrajectoryBody,
+    pages: &[PageInfo],
+) -> Result<Vec<String>, VerifyError> {
+    let file = TRAJECTORY_FILE;
     // The other files.
     let mut names = Vec::new();
     let screenshots = body.steps.iter().filter_map(|s| s.screenshot.as_ref());
@@ -646,7 +694,7 @@ pub fn verify_run_dir(dir: &Path) -> Result<Verified, VerifyError> {
         if digest.name == WORKFLOW_FILE {
             // The workflow is what the trajectory compiles to, byte for byte.
             let steps: Vec<ResultStep> = body.steps.iter().map(|s| s.step.clone()).collect();
-            let compiled = compile(&body.task, &steps, &pages)
+            let compiled = compile(&body.task, &steps, pages)
                 .map_err(|e| e.to_string())
                 .and_then(|w| w.to_json().map_err(|e| e.to_string()))
                 .map_err(|e| failed(WORKFLOW_FILE, "workflow", e))?;
@@ -663,18 +711,7 @@ pub fn verify_run_dir(dir: &Path) -> Result<Verified, VerifyError> {
         }
         names.push(digest.name.clone());
     }
-    Ok(Verified {
-        task_id: body.task_id.clone(),
-        goal: body.task.goal.clone(),
-        steps: body.steps.len(),
-        found_by: body.found_by.peer.clone(),
-        reproduced_by: body.reproduced_by.peer.clone(),
-        reproduced_steps: reproduced,
-        after_check: replay.after_check,
-        consented_steps,
-        queen: document.queen.peer.clone(),
-        files: names,
-    })
+    Ok(names)
 }
 
 fn key_of(attestation: &Attestation, who: &str) -> Result<VerifyingKey, VerifyError> {
