@@ -33,6 +33,9 @@ pub const MAX_RECALLED_STEPS: usize = 64;
 pub const MAX_PARAMETERS: usize = 16;
 /// Most words a plain-word parameter's value may have.
 const MAX_WORD_VALUE_WORDS: usize = 4;
+/// Fewest letters of the word before a slot for it to name the slot's kind ("issue {0}"):
+/// "to {0}", "as {0}" say nothing of what the value is.
+const MIN_CONTEXT_CHARS: usize = 3;
 /// Words that say what to do rather than with what: a control named so is part of the
 /// workflow, not a value of the goal ("add a group" clicking `Add`).
 const COMMAND_WORDS: &[&str] = &[
@@ -530,6 +533,50 @@ impl GoalTemplate {
         Some(values)
     }
 
+    /// Values for the one-word slots read by the word before each in the template: "issue
+    /// {0}" finds "issue 4" in a goal of another need that names a thing of the same kind
+    /// (a number binds only a number). `None` for a slot the goal does not name so, an
+    /// input's or a quoted one's, or one whose word before is short ("to", "as": no kind).
+    pub fn bind_by_context(&self, goal: &str) -> Vec<Option<String>> {
+        let pieces = pieces(trim_end(&self.text));
+        let bare = |w: &str| w.trim_matches(|c: char| !c.is_alphanumeric()).to_owned();
+        let goal_words: Vec<String> = goal.split_whitespace().map(bare).collect();
+        let mut out = vec![None; self.parameters.len()];
+        for (k, piece) in pieces.iter().enumerate() {
+            let Piece::Slot(slot) = piece else {
+                continue;
+            };
+            let Some(parameter) = self.parameters.get(*slot) else {
+                continue;
+            };
+            let before = match k.checked_sub(1).and_then(|p| pieces.get(p)) {
+                Some(Piece::Text(before)) if before.ends_with(char::is_whitespace) => before,
+                _ => continue,
+            };
+            let context = before
+                .split_whitespace()
+                .last()
+                .map(bare)
+                .unwrap_or_default();
+            if parameter.kind != ParameterKind::Word
+                || parameter.value.split_whitespace().count() != 1
+                || context.chars().count() < MIN_CONTEXT_CHARS
+                || !context.chars().all(char::is_alphabetic)
+            {
+                continue;
+            }
+            let numeric = |v: &str| v.chars().all(|c| c.is_ascii_digit());
+            let wants_number = numeric(&parameter.value);
+            out[*slot] = goal_words.windows(2).find_map(|w| {
+                (w[0].eq_ignore_ascii_case(&context)
+                    && !w[1].is_empty()
+                    && (!wants_number || numeric(&w[1])))
+                .then(|| w[1].clone())
+            });
+        }
+        out
+    }
+
     /// Values for the slots taken from a goal's quoted strings, in order: for a goal that is
     /// alike (by its vector) but not the template's words exactly. Only when no slot is a
     /// plain word and the quoted counts agree. One value per parameter (an input's is its
@@ -759,17 +806,33 @@ impl RememberedWorkflow {
         Ok(())
     }
 
-    /// Its first `n` steps as they are (no value changed), their URLs moved to the origin of
-    /// `start_url` as [`RememberedWorkflow::bind`] moves them.
-    pub fn first_steps(&self, n: usize, start_url: &str) -> Vec<(Action, RiskClass)> {
+    /// Its first `n` steps, each parameter that `rebound` gives a value (by index, from
+    /// [`GoalTemplate::bind_by_context`]) set to it and every other value as it is, their
+    /// URLs moved to the origin of `start_url` as [`RememberedWorkflow::bind`] moves them.
+    pub fn first_steps(
+        &self,
+        n: usize,
+        rebound: &[Option<String>],
+        start_url: &str,
+    ) -> Vec<(Action, RiskClass)> {
         let moved = origin_of(&self.start_url)
             .zip(origin_of(start_url))
             .filter(|(old, new)| old != new);
+        let parameters = &self.template.parameters;
         self.steps
             .iter()
             .take(n)
             .map(|step| {
                 let mut action = step.action.clone();
+                for &u in &step.uses {
+                    if let (Some(parameter), Some(Some(new))) =
+                        (parameters.get(u as usize), rebound.get(u as usize))
+                        && parameter.kind != ParameterKind::Input
+                        && parameter.value != *new
+                    {
+                        substitute(&mut action, &parameter.value, new);
+                    }
+                }
                 if let Some((old, new)) = &moved {
                     rebase(&mut action, old, new);
                 }
@@ -1113,6 +1176,45 @@ mod tests {
     }
 
     #[test]
+    fn a_number_is_bound_by_the_word_before_it_in_a_goal_of_another_need() {
+        let open = |number: &str| Action::FillForm {
+            fields: vec![FieldValue {
+                target: target("textbox", "@number"),
+                value: FillValue::Literal(number.into()),
+                select: false,
+            }],
+            submit: Some(target("button", "Show issue:")),
+        };
+        let memory = remember(
+            "raise the priority of issue 3 to urgent",
+            vec![open("3"), click("urgent")],
+        );
+        assert_eq!(memory.steps[0].uses.len(), 1, "{:?}", memory.template);
+        let slot = memory.steps[0].uses[0] as usize;
+        // Another need, the same kind of thing named: "issue 4".
+        let rebound = memory
+            .template
+            .bind_by_context("set the status of issue 4 to deferred");
+        assert_eq!(rebound.len(), memory.template.parameters.len());
+        assert_eq!(rebound[slot].as_deref(), Some("4"));
+        // "to urgent" says nothing of what "deferred" would be: not bound.
+        assert!(
+            rebound
+                .iter()
+                .enumerate()
+                .all(|(i, v)| i == slot || v.is_none()),
+            "{rebound:?}"
+        );
+        let steps = memory.first_steps(1, &rebound, "http://127.0.0.1:8000/admin/");
+        assert_eq!(steps[0].0, open("4"));
+        // A number binds a number only; a goal that does not name the kind binds nothing.
+        let none = memory.template.bind_by_context("close issue four");
+        assert!(none.iter().all(Option::is_none), "{none:?}");
+        let none = memory.template.bind_by_context("show me ticket 4");
+        assert!(none.iter().all(Option::is_none), "{none:?}");
+    }
+
+    #[test]
     fn a_word_of_the_goal_a_step_clicked_is_a_parameter_and_its_control_is_found_by_name() {
         let mut facet = click("Peru");
         if let Action::Click { target } = &mut facet {
@@ -1407,7 +1509,10 @@ mod tests {
                 url: "http://127.0.0.1:9100/admin/auth/group/".into()
             }
         );
-        assert_eq!(memory.first_steps(1, "http://127.0.0.1:9100/")[0], bound[0]);
+        assert_eq!(
+            memory.first_steps(1, &[], "http://127.0.0.1:9100/")[0],
+            bound[0]
+        );
         let mut task = crate::task::TaskSpec::new("http://127.0.0.1:9100/admin/", "x", Vec::new());
         assert_eq!(site_key(&task), "http://127.0.0.1:9100/admin/");
         task.family = Some("django".into());

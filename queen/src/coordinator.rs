@@ -233,6 +233,21 @@ struct Branch {
     holder: Option<PeerId>,
     /// A remembered workflow's branch.
     memory: Option<MemoryBranch>,
+    /// A found success without its detour (`crate::shortcut`): replayed like a workflow,
+    /// assigned once, never picked by the search.
+    shortcut: bool,
+}
+
+/// Where the task's shortcut stands (`crate::shortcut`): at most one per task, for the
+/// first success that has one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Shortcut {
+    /// None tried yet.
+    Untried,
+    /// Its branch, not answered yet (assigned or not).
+    Pending(BranchId),
+    /// Answered, or none will be tried.
+    Done,
 }
 
 /// A branch of remembered steps.
@@ -242,9 +257,10 @@ struct MemoryBranch {
     id: Digest32,
     /// Whether a node reported on it yet.
     reported: bool,
-    /// Tried alone (a whole workflow: no other branch until its first report), or among the
-    /// others (a shared prefix, which says nothing of its workflow's worth).
-    alone: bool,
+    /// A whole workflow (its outcome is noted on its record), or a shared prefix (which
+    /// says nothing of its workflow's worth). Either is tried first and alone: no other
+    /// branch until its first report.
+    whole: bool,
 }
 
 impl Branch {
@@ -374,6 +390,8 @@ struct TaskRun {
     recalled: Option<crate::memory::Recalled>,
     /// How it fared, for the result.
     memory_use: Option<MemoryUse>,
+    /// The shortcut of a success that took a detour.
+    shortcut: Shortcut,
 }
 
 /// Starts the queen's task. It owns the network's events from now on.
@@ -1064,6 +1082,32 @@ impl Actor {
                             }),
                         );
                     }
+                    let deadline_ms = self.config.assignment_deadline.as_millis() as u64;
+                    let metrics = &self.config.metrics;
+                    let mut assign = |run: &mut TaskRun, node, branch, actions| {
+                        let request = run.assign(node, branch, actions, deadline_ms);
+                        metrics.assignments.inc();
+                        let sent = Instant::now();
+                        send(
+                            node,
+                            request,
+                            Box::new(move |result| Internal::Reported {
+                                task: id,
+                                node,
+                                branch,
+                                result,
+                                sent,
+                            }),
+                        );
+                    };
+                    // A shortcut goes beside the reproduction of the success it shortens.
+                    if let Some((branch, actions)) = run.shortcut_to_assign()
+                        && let Some(index) = idle.iter().position(|n| !run.distrusted.contains(n))
+                    {
+                        let node = idle.remove(index);
+                        busy.insert(node);
+                        assign(run, node, branch, actions);
+                    }
                     // A success waiting for its reproduction may end the task: no new work.
                     let waiting =
                         run.verifying.is_some() || !run.unverified.is_empty() || run.held.is_some();
@@ -1087,21 +1131,7 @@ impl Actor {
                             .unwrap_or(last);
                         let node = idle.remove(index);
                         busy.insert(node);
-                        let deadline_ms = self.config.assignment_deadline.as_millis() as u64;
-                        let request = run.assign(node, branch, actions, deadline_ms);
-                        self.config.metrics.assignments.inc();
-                        let sent = Instant::now();
-                        send(
-                            node,
-                            request,
-                            Box::new(move |result| Internal::Reported {
-                                task: id,
-                                node,
-                                branch,
-                                result,
-                                sent,
-                            }),
-                        );
+                        assign(run, node, branch, actions);
                     }
                 }
                 Phase::Done => {}
@@ -1239,6 +1269,11 @@ impl Actor {
             return;
         };
         let given = run.assigned.remove(&node).map_or(0, |(_, actions)| actions);
+        if run.shortcut == Shortcut::Pending(branch) {
+            // Tried once: a success it found is verified like any other; a lost answer is
+            // not tried again (the longer success stands).
+            run.shortcut = Shortcut::Done;
+        }
         let reported = matches!(result, Ok(Message::Progress(_)));
         if let Some(b) = run.branches.get_mut(branch.0 as usize) {
             b.in_flight = b.in_flight.saturating_sub(1);
@@ -1497,6 +1532,7 @@ impl TaskRun {
             memory: config.memory.clone(),
             recalled: None,
             memory_use: None,
+            shortcut: Shortcut::Untried,
         }
     }
 
@@ -1527,6 +1563,7 @@ impl TaskRun {
                 self.states.insert(root, (0, ROOT_OWNER));
                 self.set_branches(candidates);
             }
+            JournalEvent::Shortcut { steps } => self.add_shortcut(steps),
             JournalEvent::Report {
                 branch,
                 visits,
@@ -1552,6 +1589,9 @@ impl TaskRun {
                     if let Some(m) = &mut b.memory {
                         m.reported = true;
                     }
+                }
+                if self.shortcut == Shortcut::Pending(BranchId(branch)) {
+                    self.shortcut = Shortcut::Done;
                 }
             }
             JournalEvent::Success {
@@ -1650,7 +1690,7 @@ impl TaskRun {
         b.holder = Some(node);
         let prefix = b.path();
         let expected = b.prefix_fingerprints.clone();
-        let workflow = b.memory.is_some();
+        let workflow = b.memory.is_some() || b.shortcut;
         self.journal.append(&JournalEvent::Assigned {
             node: node.to_string(),
             branch: branch.0,
@@ -1747,6 +1787,7 @@ impl TaskRun {
                 exhausted: false,
                 holder: None,
                 memory: None,
+                shortcut: false,
             })
             .collect();
         // A remembered workflow with this task's values: one branch whose prefix is its
@@ -1787,8 +1828,9 @@ impl TaskRun {
                 memory: Some(MemoryBranch {
                     id: recalled.id,
                     reported: false,
-                    alone: recalled.matched != crate::memory::Match::Prefix,
+                    whole: recalled.matched != crate::memory::Match::Prefix,
                 }),
+                shortcut: false,
             });
         }
         self.phase = Phase::Searching;
@@ -1864,11 +1906,15 @@ impl TaskRun {
         if remaining == 0 {
             return None;
         }
-        // A remembered workflow is tried first, alone: the others wait for its report.
+        // A remembered workflow, or a shared way in, is tried first, alone: the others wait
+        // for its report. A whole chunk: the page it leads to is its branch's alone (another
+        // branch that reaches it stops there), and a search that opens the other branches
+        // first comes back to a visited one only when their allowance is spent (measured on
+        // the Roundup sequence: with 6 actions past the login, `new-bug` failed).
         if let Some(b) = self
             .branches
             .iter()
-            .find(|b| b.memory.is_some_and(|m| m.alone && !m.reported) && !b.exhausted)
+            .find(|b| b.memory.is_some_and(|m| !m.reported) && !b.exhausted)
         {
             return (b.in_flight == 0).then(|| (b.id, chunk.min(remaining).max(1)));
         }
@@ -1887,7 +1933,7 @@ impl TaskRun {
         for b in self
             .branches
             .iter()
-            .filter(|b| !b.exhausted && b.in_flight == 0)
+            .filter(|b| !b.exhausted && b.in_flight == 0 && !b.shortcut)
         {
             let fresh = b.assignments == 0 && b.in_flight == 0;
             if fresh && opened >= allowance && best.is_some() {
@@ -2106,6 +2152,7 @@ impl TaskRun {
                         .unwrap_or_default()
                 })
                 .collect();
+            self.try_shortcut(&path);
             self.unverified.push_back(Pending {
                 path,
                 finder: node,
@@ -2128,7 +2175,7 @@ impl TaskRun {
         let Some(MemoryBranch {
             id,
             reported: false,
-            alone,
+            whole,
         }) = b.memory
         else {
             return;
@@ -2148,7 +2195,7 @@ impl TaskRun {
         }
         tracing::info!(task = %self.id, workflow = %id.to_hex(), reached, steps, worked, "the remembered workflow reported");
         if let Some(memory) = &self.memory
-            && alone
+            && whole
         {
             memory.note(&id, worked);
         }
@@ -2449,9 +2496,92 @@ impl TaskRun {
         }
     }
 
-    /// Whether a success shorter than `steps` actions waits for its reproduction.
+    /// Whether a success shorter than `steps` actions waits for its reproduction, or a
+    /// shortcut of fewer steps for its node's answer.
     fn shorter_waiting(&self, steps: usize) -> bool {
-        self.unverified.iter().any(|p| p.path.actions.len() < steps)
+        let shortcut = match self.shortcut {
+            Shortcut::Pending(b) => self
+                .branches
+                .get(b.0 as usize)
+                .is_some_and(|b| b.lead.len() + 1 < steps),
+            _ => false,
+        };
+        shortcut || self.unverified.iter().any(|p| p.path.actions.len() < steps)
+    }
+
+    /// Adds the shortcut of a success that took a detour off the start page, if it has one
+    /// and none was tried: a branch replaying the shorter path, assigned beside the
+    /// success's reproduction (`shortcut_to_assign`).
+    fn try_shortcut(&mut self, path: &FoundPath) {
+        if self.shortcut != Shortcut::Untried || self.remaining() == 0 {
+            return;
+        }
+        let start: Vec<&WireCandidate> = self
+            .branches
+            .iter()
+            .filter(|b| b.lead.is_empty() && b.memory.is_none() && !b.shortcut)
+            .map(|b| &b.candidate)
+            .collect();
+        let Some(steps) = crate::shortcut::shortcut_of(&self.task, path, &start) else {
+            return;
+        };
+        tracing::info!(
+            task = %self.id,
+            from = path.actions.len(),
+            to = steps.len(),
+            "a success took a detour off the start page: its shortcut is tried"
+        );
+        self.journal.append(&JournalEvent::Shortcut {
+            steps: steps.clone(),
+        });
+        self.add_shortcut(steps);
+    }
+
+    /// The shortcut's branch: the shorter path as a workflow's lead and last step.
+    fn add_shortcut(&mut self, steps: Vec<(Action, RiskClass)>) {
+        let risk = steps
+            .iter()
+            .map(|(_, r)| *r)
+            .max()
+            .unwrap_or(RiskClass::ReadOnly);
+        let mut actions: Vec<Action> = steps.into_iter().map(|(a, _)| a).collect();
+        let Some(last) = actions.pop() else {
+            return;
+        };
+        let id = BranchId(self.branches.len() as u64);
+        self.branches.push(Branch {
+            id,
+            lead: actions,
+            candidate: WireCandidate {
+                key: forager_node::embed::action_key(&last.label()),
+                action: last,
+                prior: 0.0,
+                risk,
+                target: None,
+            },
+            prefix_fingerprints: Vec::new(),
+            assignments: 0,
+            value_sum: 0.0,
+            visits: 0,
+            in_flight: 0,
+            in_flight_actions: 0,
+            exhausted: false,
+            holder: None,
+            memory: None,
+            shortcut: true,
+        });
+        self.shortcut = Shortcut::Pending(id);
+    }
+
+    /// The shortcut's branch and its actions, while it waits for a node (it goes even while
+    /// a success waits for its reproduction: that is when it is worth trying).
+    fn shortcut_to_assign(&self) -> Option<(BranchId, u32)> {
+        let Shortcut::Pending(id) = self.shortcut else {
+            return None;
+        };
+        let b = self.branches.get(id.0 as usize)?;
+        (b.in_flight == 0 && b.assignments == 0)
+            .then(|| (id, (b.lead.len() as u32 + 1).min(self.remaining()).max(1)))
     }
 
     /// Publishes the held success if nothing shorter is left to reproduce, or if the time is

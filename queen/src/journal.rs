@@ -108,6 +108,12 @@ pub enum JournalEvent {
         #[serde(default)]
         tree: Option<JournalTree>,
     },
+    /// A success took a detour off the start page: its shorter path is tried as one more
+    /// branch (`crate::shortcut`), numbered after the others.
+    Shortcut {
+        /// The shorter path's steps and their risk classes.
+        steps: Vec<(forager_protocol::Action, forager_protocol::risk::RiskClass)>,
+    },
     /// A node's assignment was lost (dead node, missed deadline) and its branch went back to
     /// the pool.
     Reassigned {

@@ -12,6 +12,7 @@
 //!   `--keep-all`), and `verify_run_dir`, behind `forager verify`.
 //! - [`memory`]: verified successes kept as parametrized workflows, recalled for a new task
 //!   of the same kind, exported and imported as signed bundles.
+//! - [`shortcut`]: a success that took a detour off the start page, tried again without it.
 //! - [`report`]: `report.html`, the page a person looks at.
 //! - [`cluster`]: starting a node or a queen: network, replica, worker or coordinator.
 //! - [`http`]: a router served on a loopback port (the demo site, the test fixtures).
@@ -26,3 +27,4 @@ pub mod journal;
 pub mod memory;
 pub mod metrics;
 pub mod report;
+pub mod shortcut;

@@ -442,10 +442,13 @@ impl WorkflowMemory {
 
     /// The way in that the site's remembered workflows share: of the workflow most alike to
     /// the task (by its template words' vector, at least [`PREFIX_COSINE`]), the steps before
-    /// its first step that uses a value of its goal, as far as another workflow of the site
-    /// (of another template) begins with the same steps: a frequent prefix, not one
-    /// success's guess. Its support is the number of the site's workflows that begin so.
-    /// Steps that type an input need the task to have it.
+    /// its first step that uses a value of its goal the task does not name the same way, as
+    /// far as another workflow of the site (of another template) begins with the same steps
+    /// (the same controls, whatever they typed): a frequent prefix, not one success's guess.
+    /// A value the task names by the same word before it ("issue 4" where the workflow had
+    /// "issue 3") is set to the task's ([`forager_protocol::recall::GoalTemplate::bind_by_context`]). Its support is
+    /// the number of the site's workflows that begin so. Steps that type an input need the
+    /// task to have it.
     fn shared_prefix(&self, task: &TaskSpec, usable: &[(Digest32, Record)]) -> Option<Recalled> {
         let ours = self.embedder.id();
         let goal = self.vector(&goal_words(&task.goal))?;
@@ -459,6 +462,7 @@ impl WorkflowMemory {
             .filter(|(_, _, c)| *c >= PREFIX_COSINE)
             .max_by(|a, b| a.2.total_cmp(&b.2))?;
         let parameters = &best.workflow.template.parameters;
+        let rebound = best.workflow.template.bind_by_context(&task.goal);
         let usable = best
             .workflow
             .steps
@@ -468,19 +472,20 @@ impl WorkflowMemory {
                     parameters.get(u as usize).is_some_and(|p| {
                         p.kind == forager_protocol::recall::ParameterKind::Input
                             && task.inputs.contains_key(&p.value)
+                            || rebound.get(u as usize).is_some_and(Option::is_some)
                     })
                 })
             })
             .take_while(|s| s.risk <= task.risk_ceiling)
             .count();
-        let prefix = best.workflow.first_steps(usable, &task.start_url);
-        let labels: Vec<String> = prefix.iter().map(|(a, _)| a.label()).collect();
+        let prefix = best.workflow.first_steps(usable, &rebound, &task.start_url);
+        let ways: Vec<String> = prefix.iter().map(|(a, _)| way(a)).collect();
         let shared = |r: &Record| {
             r.workflow
                 .steps
                 .iter()
-                .zip(&labels)
-                .take_while(|(s, label)| s.action.label() == **label)
+                .zip(&ways)
+                .take_while(|(s, w)| way(&s.action) == **w)
                 .count()
         };
         let length = records
@@ -661,6 +666,24 @@ fn read_record(path: &Path) -> Result<Record, String> {
     let record: Record = serde_json::from_slice(&bytes).map_err(|e| e.to_string())?;
     record.workflow.check().map_err(|e| e.to_string())?;
     Ok(record)
+}
+
+/// A step's way: its label with what it types and chooses set aside (the same controls sent
+/// the same way), so that workflows that opened issue 3 and issue 1 by one box share it.
+fn way(action: &Action) -> String {
+    use forager_protocol::action::FillValue;
+    let mut action = action.clone();
+    match &mut action {
+        Action::Fill { value, .. } => *value = FillValue::Literal(String::new()),
+        Action::FillForm { fields, .. } => {
+            for field in fields {
+                field.value = FillValue::Literal(String::new());
+            }
+        }
+        Action::Select { option, .. } => option.clear(),
+        _ => {}
+    }
+    action.label()
 }
 
 /// A goal's words with its quoted values left out (as [`GoalTemplate::words`] leaves out
@@ -852,6 +875,72 @@ mod tests {
             "the login they share"
         );
         assert_eq!(recalled.support, 2);
+    }
+
+    #[test]
+    fn a_shared_way_in_carries_on_through_a_record_the_task_names_the_same_way() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let memory = memory(dir.path());
+        let open = |number: &str| {
+            (
+                Action::FillForm {
+                    fields: vec![FieldValue {
+                        target: target("textbox", "@number"),
+                        value: FillValue::Literal(number.into()),
+                        select: false,
+                    }],
+                    submit: Some(target("button", "Show issue:")),
+                },
+                RiskClass::ReadOnly,
+            )
+        };
+        let send = |name: &str, value: &str| {
+            (
+                Action::FillForm {
+                    fields: vec![FieldValue {
+                        target: target("textbox", name),
+                        value: FillValue::Literal(value.into()),
+                        select: false,
+                    }],
+                    submit: Some(target("button", "Submit Changes")),
+                },
+                RiskClass::ExternalSubmission,
+            )
+        };
+        let login = steps("x")[0].clone();
+        for (goal, number, last) in [
+            (
+                "log in and add a comment to issue 1 saying \"works here\"",
+                "1",
+                send("@note", "works here"),
+            ),
+            (
+                "log in and raise the priority of issue 3 to urgent",
+                "3",
+                send("priority", "urgent"),
+            ),
+        ] {
+            memory
+                .remember_pass(
+                    &task(goal),
+                    &[login.clone(), open(number), last],
+                    String::new(),
+                    String::new(),
+                )
+                .expect("remembered");
+        }
+        let mut deferred = task("log in and set the status of issue 4 to deferred");
+        deferred.risk_ceiling = RiskClass::ExternalSubmission;
+        let recalled = memory.recall(&deferred).expect("a shared prefix");
+        assert_eq!(recalled.matched, Match::Prefix);
+        // The login, then issue 4 opened as the others opened theirs; not their last steps.
+        assert_eq!(recalled.steps, vec![login.clone(), open("4")]);
+        assert_eq!(recalled.support, 2);
+        // A task that names no issue shares the login only.
+        let mut list = task("log in and set the status of every issue to deferred");
+        list.risk_ceiling = RiskClass::ExternalSubmission;
+        let recalled = memory.recall(&list).expect("a shared prefix");
+        assert_eq!(recalled.steps, vec![login]);
     }
 
     #[test]

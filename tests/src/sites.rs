@@ -570,6 +570,57 @@ pub fn gated() -> Router<Arc<Counters>> {
 }
 
 // ---------------------------------------------------------------------------------------------
+// A login form on the start page and on a help page it links to: a detour to a success.
+
+fn detour_page(title: &str, body: &str) -> Html<String> {
+    page(
+        title,
+        &format!(
+            "{body}<form method=post action=\"/login\" name=login>\
+             <label for=u>Username</label><input id=u name=username>\
+             <label for=p>Password</label><input id=p name=password type=password>\
+             <button>Log in</button></form>"
+        ),
+    )
+}
+
+async fn detour_login(Form(form): Form<HashMap<String, String>>) -> Html<String> {
+    let given = |name: &str| form.get(name).map_or("", |v| v.trim());
+    if given("username") == "alice" && given("password") == "s3cret" {
+        page("Home", "<p>Welcome alice! You are logged in.</p>")
+    } else {
+        detour_page("Tracker", "<p role=alert>Wrong name or password.</p>")
+    }
+}
+
+/// The detour fixture: a tracker whose start page has a login form and a link to a help
+/// page about logging in that has the same form. A search that follows the link (its words
+/// are the goal's) reaches the success in two steps where the start page's form takes one.
+pub fn detour() -> Router<Arc<Counters>> {
+    Router::new()
+        .route(
+            "/",
+            get(|| async {
+                detour_page(
+                    "Tracker",
+                    "<p>Issues of the project.</p>\
+                     <a href=\"/help\">How to log in as a user</a>",
+                )
+            }),
+        )
+        .route(
+            "/help",
+            get(|| async {
+                detour_page(
+                    "Logging in",
+                    "<p>Log in with the user name and password the admin gave you.</p>",
+                )
+            }),
+        )
+        .route("/login", post(detour_login))
+}
+
+// ---------------------------------------------------------------------------------------------
 // A form wizard with validation errors.
 
 fn wizard_step1(error: Option<&str>) -> Html<String> {

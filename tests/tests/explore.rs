@@ -245,6 +245,70 @@ async fn login_gated_area() {
     assert_eq!(login.risk.level(), 2);
 }
 
+/// A success reached by a detour off the start page (a help page with the same login form)
+/// is tried again without it, and the shorter path, reproduced, is the one published.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_success_s_detour_off_the_start_page_is_cut_before_it_is_published() {
+    let site = sites::serve(sites::detour()).await;
+    let run = forager(
+        "detour",
+        &[
+            "--url",
+            &site.url("/"),
+            "--goal",
+            "Log in as alice",
+            "--success-text",
+            "Welcome alice",
+            "--input",
+            "username=alice",
+            "--input",
+            "password=s3cret",
+            "--budget",
+            "40",
+        ],
+    )
+    .await;
+    let result = passed(&run);
+    let journal = std::fs::read_to_string(run.out.join("events.jsonl")).expect("journal");
+    let events: Vec<serde_json::Value> = journal
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a journal line"))
+        .collect();
+    let of = |kind: &str| -> Vec<&serde_json::Value> {
+        events.iter().filter(|e| e["event"] == kind).collect()
+    };
+    // The search's first success took a detour: the start page ranks the help link and the
+    // form's bare button (a click that reaches the login page) above the filled form, and
+    // the two nodes take those two branches first…
+    let first = of("success")
+        .first()
+        .map(|e| e["actions"].clone())
+        .expect("a success");
+    assert_eq!(first.as_array().map(Vec::len), Some(2), "{first}");
+    assert!(first[0].to_string().starts_with("\"click "), "{first}");
+    // …its shortcut was tried (the start page's own form), found, and reproduced.
+    let shortcuts = of("shortcut");
+    assert_eq!(shortcuts.len(), 1, "{journal}");
+    assert_eq!(shortcuts[0]["steps"].as_array().map(Vec::len), Some(1));
+    assert!(
+        of("verified")
+            .iter()
+            .any(|e| e["actions"].as_array().map(Vec::len) == Some(1)),
+        "{journal}"
+    );
+    let labels: Vec<&str> = result.steps.iter().map(|s| s.label.as_str()).collect();
+    assert_eq!(labels.len(), 1, "{labels:?}");
+    assert!(labels[0].contains("Password"), "{labels:?}");
+    // The workflow published is the short one too.
+    let workflow = std::fs::read_to_string(run.out.join("workflow.json")).expect("workflow");
+    let workflow: serde_json::Value = serde_json::from_str(&workflow).expect("json");
+    assert_eq!(
+        workflow["steps"].as_array().map(Vec::len),
+        Some(1),
+        "{workflow}"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn form_wizard_with_validation() {
     let site = sites::serve(sites::wizard()).await;

@@ -10,7 +10,10 @@
 //!   goal names it ("raise the priority to urgent"), a text field a quoted value only where
 //!   the words before the quote name the field ("titled "…"" into "Title") or, for a quote of
 //!   several words, the form's one multi-line field ("saying "…"" into the note); every other
-//!   field keeps what it holds.
+//!   field keeps what it holds;
+//! - a record the goal names by kind and number ("issue 4") goes into a form of one text
+//!   field sent by a control that names the kind ("Show issue:"), where the page does not
+//!   show that record already: an application's "go to record" box.
 
 use super::*;
 use crate::comparison::{self, Comparison};
@@ -51,6 +54,9 @@ pub(super) struct NamedValues {
     /// Whether the page is another record than the one the goal names ("issue 2" on
     /// issue3's page): what the goal names is not written into it.
     other_record: bool,
+    /// The records the goal names by kind and number that the page does not show
+    /// (`("issue", "4")`), for a form that opens a record by its number.
+    records_elsewhere: Vec<(String, String)>,
     /// Whether the goal makes something new ("a new bug", "create"): not in the form of a
     /// record that exists.
     creates: bool,
@@ -105,6 +111,19 @@ impl NamedValues {
         NamedValues {
             creates,
             other_record: other_record(&task.goal, &observation.url, &observation.title),
+            records_elsewhere: if login.is_empty() || !asks_to_log_in(observation) {
+                named_records(&task.goal)
+                    .into_iter()
+                    .filter(|(kind, number)| {
+                        shown_records(&observation.url, &observation.title, kind).1
+                            != [number.as_str()]
+                    })
+                    .collect()
+            } else {
+                // The goal logs in first ("log in as alice and …"), and the page can: a
+                // record opened before is the one the anonymous may see, without its form.
+                Vec::new()
+            },
             changes,
             prefilled,
             comparisons: comparison::comparisons(&task.goal),
@@ -118,43 +137,78 @@ impl NamedValues {
 /// ("issue 2", "order #1234"): its address or title names the same kind with another number
 /// ("/tracker/issue3", "issue3: Search is slow") or with none (the form of a new issue).
 fn other_record(goal: &str, url: &str, title: &str) -> bool {
+    named_records(goal).iter().any(|(kind, number)| {
+        let (names_kind, numbers) = shown_records(url, title, kind);
+        (names_kind || !numbers.is_empty()) && !numbers.contains(number)
+    })
+}
+
+/// The records the goal names by kind and number: a word of three letters or more, then a
+/// number ("issue 2", "order #1234").
+fn named_records(goal: &str) -> Vec<(String, String)> {
     let words: Vec<String> = crate::embed::words(goal).collect();
-    let named: Vec<(&str, &str)> = words
+    words
         .windows(2)
         .filter(|w| {
             w[0].chars().all(|c| c.is_ascii_alphabetic())
                 && w[0].len() >= 3
                 && w[1].chars().all(|c| c.is_ascii_digit())
         })
-        .map(|w| (w[0].as_str(), w[1].as_str()))
-        .collect();
-    if named.is_empty() {
-        return false;
-    }
+        .map(|w| (w[0].clone(), w[1].clone()))
+        .collect()
+}
+
+/// The page's records of `kind`, by its address and title ("issue3", or "issue" then "3"):
+/// whether it names the kind alone (a new issue's form is none of them), and the numbers.
+fn shown_records(url: &str, title: &str, kind: &str) -> (bool, Vec<String>) {
     let path = url.split(['?', '#']).next().unwrap_or(url).to_lowercase();
     let shown = format!("{path} {}", title.to_lowercase());
     let shown_words: Vec<String> = crate::embed::words(&shown).collect();
-    named.iter().any(|(kind, number)| {
-        // The page's records of that kind: "issue3", or "issue" then "3"; a page that names
-        // the kind with no number is none of them (a new issue's form).
-        let mut names_kind = false;
-        let numbers: Vec<&str> = shown_words
-            .iter()
-            .enumerate()
-            .filter_map(|(i, w)| match w.strip_prefix(kind) {
-                Some("") => {
-                    names_kind = true;
-                    shown_words
-                        .get(i + 1)
-                        .map(String::as_str)
-                        .filter(|n| n.chars().all(|c| c.is_ascii_digit()))
-                }
-                Some(rest) if rest.chars().all(|c| c.is_ascii_digit()) => Some(rest),
-                _ => None,
-            })
-            .collect();
-        (names_kind || !numbers.is_empty()) && !numbers.contains(number)
-    })
+    let mut names_kind = false;
+    let numbers = shown_words
+        .iter()
+        .enumerate()
+        .filter_map(|(i, w)| match w.strip_prefix(kind) {
+            Some("") => {
+                names_kind = true;
+                shown_words
+                    .get(i + 1)
+                    .filter(|n| n.chars().all(|c| c.is_ascii_digit()))
+                    .cloned()
+            }
+            Some(rest) if rest.chars().all(|c| c.is_ascii_digit()) => Some(rest.to_owned()),
+            _ => None,
+        })
+        .collect();
+    (names_kind, numbers)
+}
+
+/// Whether the page holds a password field (a login form).
+fn asks_to_log_in(observation: &Observation) -> bool {
+    observation
+        .elements
+        .iter()
+        .any(|e| e.input_type.eq_ignore_ascii_case("password"))
+}
+
+/// A form that opens a record by its number ("Show issue:" beside one text field), given
+/// the number of a record of that kind the goal names and the page does not show.
+fn record_lookup(fields: &[&Element], named: &NamedValues) -> Option<Vec<FieldValue>> {
+    let [field] = fields else {
+        return None;
+    };
+    if !is_text_field(field) || field.input_type.eq_ignore_ascii_case("password") {
+        return None;
+    }
+    // The control that sends it names the kind (a form's own name is often its action's
+    // path, which a search box of the same list shares).
+    let sender = field.form.as_ref()?.submit_name.as_deref()?;
+    let sender: Vec<String> = crate::embed::words(sender).collect();
+    let (_, number) = named
+        .records_elsewhere
+        .iter()
+        .find(|(kind, _)| sender.iter().any(|w| w == kind))?;
+    Some(vec![typed(field, number.clone())])
 }
 
 /// The names after "log in as" and its kin: who signs in, not a value of the form.
@@ -222,6 +276,9 @@ impl<E: Embedder> DefaultPolicy<E> {
         reading: &GoalReading,
     ) -> Vec<(Vec<FieldValue>, f64)> {
         let mut out = self.filter_rows(fields, named);
+        if let Some(lookup) = record_lookup(fields, named) {
+            out.push((lookup, PRECISE_FIT));
+        }
         if fields.len() >= PRECISE_MIN_FIELDS
             && !named.other_record
             && let Some(assignment) = named_fields(fields, named, reading)
@@ -824,6 +881,75 @@ mod tests {
         assert_eq!(
             named(&title, retitle),
             Some(pairs(&[("Title", "Crash on an empty password")]))
+        );
+    }
+
+    #[test]
+    fn a_record_the_goal_names_goes_into_the_box_that_opens_records_of_its_kind() {
+        let goal = "Log in as bob and set the status of issue 4 to deferred";
+        // An issue list: links, and a box that opens an issue by its number.
+        let top_with = |submit: &str, goal: &str, more: Vec<Element>| {
+            let mut number = field("@number", "textbox", "input", &[]);
+            number.form = form(false, submit);
+            // Roundup's list forms are named by their action's path: "issue".
+            if let Some(f) = &mut number.form {
+                f.name = "issue".into();
+            }
+            let mut button = crate::testing::control("button", submit, "");
+            button.tag = "button".into();
+            button.form = number.form.clone();
+            let mut elements = vec![number, button];
+            elements.extend(more);
+            for name in [
+                "Create New",
+                "Your Issues",
+                "Login page crashes on empty password",
+            ] {
+                elements.push(crate::testing::control("link", name, ""));
+            }
+            let observation = crate::testing::page("http://127.0.0.1:1/tracker/", elements);
+            let mut candidates = DefaultPolicy::default()
+                .propose(&observation, &task(goal, &[]))
+                .candidates;
+            candidates.sort_by(|a, b| b.prior.total_cmp(&a.prior));
+            // The top candidate, and whether this rule made it (its why's signal).
+            candidates
+                .first()
+                .map(|c| {
+                    let rule = c.why.0.iter().any(|(name, _)| *name == "goal_names_fields");
+                    format!("{}{}", c.action.label(), if rule { " (named)" } else { "" })
+                })
+                .unwrap_or_default()
+        };
+        let top = |submit: &str, goal: &str| top_with(submit, goal, Vec::new());
+        assert_eq!(
+            top("Show issue:", goal),
+            r#"fill "@number"="4" and click "Show issue:" (named)"#
+        );
+        // A box sent by a control that names another kind is no way to the issue (the
+        // form's name, its action's path, says nothing: the list's search box shares it).
+        assert!(!top("Show user:", goal).contains("(named)"));
+        assert!(!top("Search", goal).contains("(named)"));
+        // The goal logs in first, and the page has the login form: not opened logged out.
+        let mut password = field("__login_password", "textbox", "input", &[]);
+        password.input_type = "password".into();
+        let logged_out = top_with("Show issue:", goal, vec![password]);
+        assert!(!logged_out.contains("(named)"), "{logged_out}");
+        // Nor is it the way where the goal names no record.
+        assert!(!top("Show issue:", "Show me the open issues").contains("(named)"));
+        // On the record's own page it is not opened again.
+        let named = |url: &str| {
+            let observation = crate::testing::page(url, Vec::new());
+            NamedValues::of(&observation, &task(goal, &[]), &GoalReading::default())
+                .records_elsewhere
+        };
+        assert_eq!(
+            named("http://h/tracker/issue4"),
+            Vec::<(String, String)>::new()
+        );
+        assert_eq!(
+            named("http://h/tracker/issue3"),
+            vec![("issue".into(), "4".into())]
         );
     }
 

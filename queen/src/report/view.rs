@@ -436,6 +436,8 @@ impl RunView {
                 )),
                 JournalEvent::Problem { what } => view.problems.push(what.clone()),
                 JournalEvent::Finished { .. } => marks.push(("finished", entry.at_ms)),
+                // A success's detour off the start page, tried without it.
+                JournalEvent::Shortcut { .. } => marks.push(("shortcut tried", entry.at_ms)),
                 JournalEvent::Verifying { .. } | JournalEvent::Resumed { .. } => {}
             }
         }
