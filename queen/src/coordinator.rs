@@ -264,6 +264,25 @@ struct MemoryBranch {
 }
 
 impl Branch {
+    /// A branch nobody searched yet: `lead` then `candidate` from the start page.
+    fn new(id: BranchId, lead: Vec<Action>, candidate: WireCandidate) -> Branch {
+        Branch {
+            id,
+            lead,
+            candidate,
+            prefix_fingerprints: Vec::new(),
+            assignments: 0,
+            value_sum: 0.0,
+            visits: 0,
+            in_flight: 0,
+            in_flight_actions: 0,
+            exhausted: false,
+            holder: None,
+            memory: None,
+            shortcut: false,
+        }
+    }
+
     /// The actions from the start page to the branch's root.
     fn path(&self) -> Vec<Action> {
         let mut path = self.lead.clone();
@@ -1774,21 +1793,7 @@ impl TaskRun {
             .map(|candidate| (Vec::new(), candidate))
             .chain(resumes)
             .enumerate()
-            .map(|(i, (lead, candidate))| Branch {
-                id: BranchId(i as u64),
-                lead,
-                candidate,
-                prefix_fingerprints: Vec::new(),
-                assignments: 0,
-                value_sum: 0.0,
-                visits: 0,
-                in_flight: 0,
-                in_flight_actions: 0,
-                exhausted: false,
-                holder: None,
-                memory: None,
-                shortcut: false,
-            })
+            .map(|(i, (lead, candidate))| Branch::new(BranchId(i as u64), lead, candidate))
             .collect();
         // A remembered workflow with this task's values: one branch whose prefix is its
         // steps, tried first and alone (numbered last, so the others keep their numbers).
@@ -1801,10 +1806,10 @@ impl TaskRun {
                 .map(|(_, r)| *r)
                 .max()
                 .unwrap_or(RiskClass::ReadOnly);
-            self.branches.push(Branch {
-                id: BranchId(self.branches.len() as u64),
-                lead: lead.iter().map(|(a, _)| a.clone()).collect(),
-                candidate: WireCandidate {
+            let mut branch = Branch::new(
+                BranchId(self.branches.len() as u64),
+                lead.iter().map(|(a, _)| a.clone()).collect(),
+                WireCandidate {
                     action: last.clone(),
                     // A workflow: above any start-page action's (their priors sum to 1) and a
                     // consent's resumption (2), tried first. A shared prefix: above the
@@ -1817,21 +1822,13 @@ impl TaskRun {
                     key: forager_node::embed::action_key(&last.label()),
                     target: None,
                 },
-                prefix_fingerprints: Vec::new(),
-                assignments: 0,
-                value_sum: 0.0,
-                visits: 0,
-                in_flight: 0,
-                in_flight_actions: 0,
-                exhausted: false,
-                holder: None,
-                memory: Some(MemoryBranch {
-                    id: recalled.id,
-                    reported: false,
-                    whole: recalled.matched != crate::memory::Match::Prefix,
-                }),
-                shortcut: false,
+            );
+            branch.memory = Some(MemoryBranch {
+                id: recalled.id,
+                reported: false,
+                whole: recalled.matched != crate::memory::Match::Prefix,
             });
+            self.branches.push(branch);
         }
         self.phase = Phase::Searching;
     }
@@ -2549,27 +2546,19 @@ impl TaskRun {
             return;
         };
         let id = BranchId(self.branches.len() as u64);
-        self.branches.push(Branch {
+        let mut branch = Branch::new(
             id,
-            lead: actions,
-            candidate: WireCandidate {
+            actions,
+            WireCandidate {
                 key: forager_node::embed::action_key(&last.label()),
                 action: last,
                 prior: 0.0,
                 risk,
                 target: None,
             },
-            prefix_fingerprints: Vec::new(),
-            assignments: 0,
-            value_sum: 0.0,
-            visits: 0,
-            in_flight: 0,
-            in_flight_actions: 0,
-            exhausted: false,
-            holder: None,
-            memory: None,
-            shortcut: true,
-        });
+        );
+        branch.shortcut = true;
+        self.branches.push(branch);
         self.shortcut = Shortcut::Pending(id);
     }
 
