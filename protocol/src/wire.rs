@@ -1586,153 +1586,264 @@ pub(crate) mod tests {
             })
     }
 
+    fn expand_report() -> impl Strategy<Value = ExpandReport> {
+        (
+            task_id(),
+            fingerprint(),
+            any::<bool>(),
+            any::<f64>(),
+            prop::collection::vec(candidate(), 0..3),
+        )
+            .prop_map(
+                |(task, root, success, value_hint, candidates)| ExpandReport {
+                    task,
+                    root,
+                    success,
+                    value_hint,
+                    session_expired: !success && value_hint > 0.5,
+                    candidates,
+                    model: Default::default(),
+                },
+            )
+    }
+
+    fn assignment() -> impl Strategy<Value = Message> {
+        (
+            task(),
+            task_id(),
+            any::<u64>(),
+            prop::collection::vec(action(), 0..4),
+            prop::collection::vec(fingerprint(), 0..4),
+            (
+                any::<u32>(),
+                any::<u64>(),
+                known_locations(),
+                known_states(),
+                any::<bool>(),
+            ),
+        )
+            .prop_map(
+                |(
+                    task,
+                    task_id,
+                    branch,
+                    prefix,
+                    expected,
+                    (actions, deadline_ms, known, known_states, workflow),
+                )| {
+                    Message::Assign(Box::new(BranchAssignment {
+                        task,
+                        task_id,
+                        branch: BranchId(branch),
+                        prefix,
+                        expected,
+                        actions,
+                        deadline_ms,
+                        known_locations: known,
+                        known_states,
+                        workflow,
+                    }))
+                },
+            )
+    }
+
+    fn progress_report() -> impl Strategy<Value = ProgressReport> {
+        (
+            (
+                task_id(),
+                any::<u64>(),
+                prop::collection::vec(fingerprint(), 0..3),
+            ),
+            (
+                any::<u32>(),
+                any::<f64>(),
+                any::<u32>(),
+                any::<u64>(),
+                cost(),
+            ),
+            prop::collection::vec(found_path(), 0..2),
+            prop::collection::vec(found_path(), 0..2),
+            any::<bool>(),
+            prop::option::of(text()),
+            (known_locations(), known_states()),
+            tree(),
+            (
+                any::<u64>(),
+                any::<u64>(),
+                any::<u64>(),
+                prop::collection::btree_map(text(), any::<u32>(), 0..3),
+                (any::<u64>(), any::<u64>(), any::<u64>()),
+            ),
+        )
+            .prop_map(
+                |(
+                    (task, branch, prefix_fingerprints),
+                    (visits, value_sum, actions, replayed, cost),
+                    successes,
+                    approvals,
+                    exhausted,
+                    error,
+                    (locations, states),
+                    tree,
+                    (cache_hits, cache_misses, nodes, pruned, (pages_read, reading_us, remembered)),
+                )| {
+                    ProgressReport {
+                        task,
+                        branch: BranchId(branch),
+                        prefix_fingerprints,
+                        visits,
+                        value_sum,
+                        best_value: value_sum,
+                        actions,
+                        replayed,
+                        cost,
+                        successes,
+                        approvals,
+                        exhausted,
+                        error,
+                        network: NetworkSummary::default(),
+                        counters: BranchCounters {
+                            cache_hits,
+                            cache_misses,
+                            pages_read,
+                            reading_us,
+                            remembered,
+                            nodes,
+                            pruned,
+                            model: Default::default(),
+                        },
+                        locations,
+                        states,
+                        tree,
+                        session_ended: false,
+                    }
+                },
+            )
+    }
+
+    fn replay_report() -> impl Strategy<Value = ReplayReport> {
+        (
+            task_id(),
+            prop::collection::vec(fingerprint(), 0..4),
+            prop::collection::vec(
+                (
+                    (text(), text(), prop::option::of(any::<u32>())),
+                    (
+                        prop::option::of(text()),
+                        prop::option::of(fingerprint()),
+                        prop::option::of(text()),
+                        any::<u64>(),
+                    ),
+                )
+                    .prop_map(
+                        |((url, title, healed_locator), (healed_by, family, heading, cost_ms))| {
+                            PageInfo {
+                                url,
+                                title,
+                                verdict: None,
+                                healed_locator,
+                                healed_by,
+                                family,
+                                heading,
+                                cost_ms,
+                                value_hint: 0.5,
+                                why: None,
+                            }
+                        },
+                    ),
+                0..3,
+            ),
+            any::<bool>(),
+            prop::option::of(any::<u32>()),
+            prop::option::of(text()),
+        )
+            .prop_map(|(task, fingerprints, pages, success, divergence, error)| {
+                ReplayReport {
+                    task,
+                    fingerprints,
+                    pages,
+                    success,
+                    divergence,
+                    divergence_detail: divergence.map(|d| format!("step {d}")),
+                    executed: 2,
+                    after_check: Some(success),
+                    transient: error.is_some(),
+                    error,
+                    network: NetworkSummary::default(),
+                    screenshots: vec![None, Some(Digest32([3; 32]))],
+                    model: Default::default(),
+                    answer: None,
+                }
+            })
+    }
+
+    fn cluster_state() -> impl Strategy<Value = Message> {
+        (
+            any::<u64>(),
+            text(),
+            task_id(),
+            any::<u32>(),
+            0..6usize,
+            prop::option::of(text()),
+        )
+            .prop_map(|(n, text, id, count, phase, failure)| {
+                Message::ClusterState(Box::new(ClusterOverview {
+                    uptime_secs: n,
+                    nodes: vec![NodeOverview {
+                        peer: text.clone(),
+                        address: Some(text.clone()),
+                        load: count,
+                        distrusted_in: count / 2,
+                        last_seen_secs: n / 3,
+                    }],
+                    tasks: vec![TaskOverview {
+                        id,
+                        goal: text,
+                        phase: TaskPhase::ALL[phase],
+                        failure,
+                        actions: count,
+                        budget: count / 3,
+                        best_value: (n % 1000) as f64 / 1000.0,
+                        nodes: count % 7,
+                        age_secs: n / 5,
+                    }],
+                    more_tasks: count / 11,
+                }))
+            })
+    }
+
+    fn refusal() -> impl Strategy<Value = Message> {
+        (0..12u8, text()).prop_map(|(reason, detail)| Message::Refused {
+            reason: [
+                RefusalReason::InvalidTask,
+                RefusalReason::NoEnvironment,
+                RefusalReason::StartPage,
+                RefusalReason::Signing,
+                RefusalReason::NotServed,
+                RefusalReason::Storage,
+                RefusalReason::Stopping,
+                RefusalReason::Busy,
+                RefusalReason::OtherEmbedder,
+                RefusalReason::UnknownTask,
+                RefusalReason::NotFinished,
+                RefusalReason::NoSuchFile,
+            ][reason as usize],
+            detail,
+        })
+    }
+
     fn message() -> impl Strategy<Value = Message> {
         prop_oneof![
             signed(announcement(), Domain::Announcement).prop_map(Message::Announce),
             task().prop_map(|task| Message::Expand(Box::new(ExpandRequest { task }))),
-            signed(
-                (
-                    task_id(),
-                    fingerprint(),
-                    any::<bool>(),
-                    any::<f64>(),
-                    prop::collection::vec(candidate(), 0..3)
-                )
-                    .prop_map(|(task, root, success, value_hint, candidates)| {
-                        ExpandReport {
-                            task,
-                            root,
-                            success,
-                            value_hint,
-                            session_expired: !success && value_hint > 0.5,
-                            candidates,
-                            model: Default::default(),
-                        }
-                    }),
-                Domain::Report
-            )
-            .prop_map(Message::Expanded),
-            (
-                task(),
-                task_id(),
-                any::<u64>(),
-                prop::collection::vec(action(), 0..4),
-                prop::collection::vec(fingerprint(), 0..4),
-                (
-                    any::<u32>(),
-                    any::<u64>(),
-                    known_locations(),
-                    known_states(),
-                    any::<bool>()
-                )
-            )
-                .prop_map(
-                    |(
-                        task,
-                        task_id,
-                        branch,
-                        prefix,
-                        expected,
-                        (actions, deadline_ms, known, known_states, workflow),
-                    )| {
-                        Message::Assign(Box::new(BranchAssignment {
-                            task,
-                            task_id,
-                            branch: BranchId(branch),
-                            prefix,
-                            expected,
-                            actions,
-                            deadline_ms,
-                            known_locations: known,
-                            known_states,
-                            workflow,
-                        }))
-                    }
-                ),
-            signed(
-                (
-                    (
-                        task_id(),
-                        any::<u64>(),
-                        prop::collection::vec(fingerprint(), 0..3)
-                    ),
-                    (
-                        any::<u32>(),
-                        any::<f64>(),
-                        any::<u32>(),
-                        any::<u64>(),
-                        cost()
-                    ),
-                    prop::collection::vec(found_path(), 0..2),
-                    prop::collection::vec(found_path(), 0..2),
-                    any::<bool>(),
-                    prop::option::of(text()),
-                    (known_locations(), known_states()),
-                    tree(),
-                    (
-                        any::<u64>(),
-                        any::<u64>(),
-                        any::<u64>(),
-                        prop::collection::btree_map(text(), any::<u32>(), 0..3),
-                        (any::<u64>(), any::<u64>(), any::<u64>())
-                    )
-                )
-                    .prop_map(
-                        |(
-                            (task, branch, prefix_fingerprints),
-                            (visits, value_sum, actions, replayed, cost),
-                            successes,
-                            approvals,
-                            exhausted,
-                            error,
-                            (locations, states),
-                            tree,
-                            (
-                                cache_hits,
-                                cache_misses,
-                                nodes,
-                                pruned,
-                                (pages_read, reading_us, remembered),
-                            ),
-                        )| {
-                            ProgressReport {
-                                task,
-                                branch: BranchId(branch),
-                                prefix_fingerprints,
-                                visits,
-                                value_sum,
-                                best_value: value_sum,
-                                actions,
-                                replayed,
-                                cost,
-                                successes,
-                                approvals,
-                                exhausted,
-                                error,
-                                network: NetworkSummary::default(),
-                                counters: BranchCounters {
-                                    cache_hits,
-                                    cache_misses,
-                                    pages_read,
-                                    reading_us,
-                                    remembered,
-                                    nodes,
-                                    pruned,
-                                    model: Default::default(),
-                                },
-                                locations,
-                                states,
-                                tree,
-                                session_ended: false,
-                            }
-                        }
-                    ),
-                Domain::Report
-            )
-            .prop_map(|report| Message::Progress(Box::new(ProgressAnswer {
-                report,
-                screenshots: vec![vec![0xff, 0xd8, 9]],
-            }))),
+            signed(expand_report(), Domain::Report).prop_map(Message::Expanded),
+            assignment(),
+            signed(progress_report(), Domain::Report).prop_map(|report| Message::Progress(
+                Box::new(ProgressAnswer {
+                    report,
+                    screenshots: vec![vec![0xff, 0xd8, 9]],
+                })
+            )),
             (task(), task_id(), found_path(), any::<u32>()).prop_map(
                 |(task, task_id, path, reproduce)| {
                     Message::Replay(Box::new(ReplayRequest {
@@ -1743,69 +1854,12 @@ pub(crate) mod tests {
                     }))
                 }
             ),
-            signed(
-                (
-                    task_id(),
-                    prop::collection::vec(fingerprint(), 0..4),
-                    prop::collection::vec(
-                        (
-                            (text(), text(), prop::option::of(any::<u32>())),
-                            (
-                                prop::option::of(text()),
-                                prop::option::of(fingerprint()),
-                                prop::option::of(text()),
-                                any::<u64>()
-                            )
-                        )
-                            .prop_map(
-                                |(
-                                    (url, title, healed_locator),
-                                    (healed_by, family, heading, cost_ms),
-                                )| PageInfo {
-                                    url,
-                                    title,
-                                    verdict: None,
-                                    healed_locator,
-                                    healed_by,
-                                    family,
-                                    heading,
-                                    cost_ms,
-                                    value_hint: 0.5,
-                                    why: None,
-                                }
-                            ),
-                        0..3
-                    ),
-                    any::<bool>(),
-                    prop::option::of(any::<u32>()),
-                    prop::option::of(text())
-                )
-                    .prop_map(
-                        |(task, fingerprints, pages, success, divergence, error)| {
-                            ReplayReport {
-                                task,
-                                fingerprints,
-                                pages,
-                                success,
-                                divergence,
-                                divergence_detail: divergence.map(|d| format!("step {d}")),
-                                executed: 2,
-                                after_check: Some(success),
-                                transient: error.is_some(),
-                                error,
-                                network: NetworkSummary::default(),
-                                screenshots: vec![None, Some(Digest32([3; 32]))],
-                                model: Default::default(),
-                                answer: None,
-                            }
-                        }
-                    ),
-                Domain::Report
-            )
-            .prop_map(|report| Message::Replayed(Box::new(ReplayAnswer {
-                report,
-                screenshots: vec![Vec::new(), vec![0xff, 0xd8, 1, 2]],
-            }))),
+            signed(replay_report(), Domain::Report).prop_map(|report| Message::Replayed(Box::new(
+                ReplayAnswer {
+                    report,
+                    screenshots: vec![Vec::new(), vec![0xff, 0xd8, 1, 2]],
+                }
+            ))),
             (any::<u64>(), any::<u32>(), embedder()).prop_map(|(after, limit, embedder)| {
                 Message::Sync(SyncRequest {
                     after,
@@ -1828,38 +1882,7 @@ pub(crate) mod tests {
             Just(Message::Overview),
             Just(Message::Nodes),
             prop::collection::vec(text(), 0..4).prop_map(Message::NodeAddresses),
-            (
-                any::<u64>(),
-                text(),
-                task_id(),
-                any::<u32>(),
-                0..6usize,
-                prop::option::of(text())
-            )
-                .prop_map(|(n, text, id, count, phase, failure)| {
-                    Message::ClusterState(Box::new(ClusterOverview {
-                        uptime_secs: n,
-                        nodes: vec![NodeOverview {
-                            peer: text.clone(),
-                            address: Some(text.clone()),
-                            load: count,
-                            distrusted_in: count / 2,
-                            last_seen_secs: n / 3,
-                        }],
-                        tasks: vec![TaskOverview {
-                            id,
-                            goal: text,
-                            phase: TaskPhase::ALL[phase],
-                            failure,
-                            actions: count,
-                            budget: count / 3,
-                            best_value: (n % 1000) as f64 / 1000.0,
-                            nodes: count % 7,
-                            age_secs: n / 5,
-                        }],
-                        more_tasks: count / 11,
-                    }))
-                }),
+            cluster_state(),
             task_id().prop_map(Message::Cancel),
             task_id().prop_map(Message::Release),
             task_id().prop_map(Message::ListFiles),
@@ -1886,23 +1909,7 @@ pub(crate) mod tests {
                     total,
                     bytes
                 })),
-            (0..12u8, text()).prop_map(|(reason, detail)| Message::Refused {
-                reason: [
-                    RefusalReason::InvalidTask,
-                    RefusalReason::NoEnvironment,
-                    RefusalReason::StartPage,
-                    RefusalReason::Signing,
-                    RefusalReason::NotServed,
-                    RefusalReason::Storage,
-                    RefusalReason::Stopping,
-                    RefusalReason::Busy,
-                    RefusalReason::OtherEmbedder,
-                    RefusalReason::UnknownTask,
-                    RefusalReason::NotFinished,
-                    RefusalReason::NoSuchFile,
-                ][reason as usize],
-                detail,
-            }),
+            refusal(),
         ]
     }
 

@@ -997,15 +997,7 @@ impl Actor {
     }
 
     fn schedule(&mut self, requests: &mut JoinSet<()>) {
-        let network = self.network.clone();
-        let internal = self.internal.clone();
-        let limit = self.config.assignment_deadline + Duration::from_secs(10);
-        let chunk = self.config.chunk_actions;
-        let widening = self.config.widening;
-        let mut send = |node, request, wrap| {
-            spawn_request(requests, &network, &internal, limit, node, request, wrap)
-        };
-        let mut busy = self.busy();
+        let busy = self.busy();
         let mut idle: Vec<PeerId> = self
             .nodes
             .iter()
@@ -1013,6 +1005,14 @@ impl Actor {
             .copied()
             .collect();
         idle.sort();
+        let mut dispatch = Dispatch {
+            requests,
+            network: &self.network,
+            internal: &self.internal,
+            limit: self.config.assignment_deadline + Duration::from_secs(10),
+            idle,
+            busy,
+        };
         let ids: Vec<TaskId> = self.tasks.keys().copied().collect();
         for id in ids {
             let Some(run) = self.tasks.get_mut(&id) else {
@@ -1020,141 +1020,201 @@ impl Actor {
             };
             run.publish_held();
             if run.phase == Phase::Done {
-                if !run.released {
-                    // The nodes keep the task's branch searches (browser pages) for the next
-                    // assignment: there is none now.
-                    run.released = true;
-                    let mut nodes: Vec<PeerId> = run.contributors.iter().copied().collect();
-                    nodes.sort();
-                    for node in nodes {
-                        send(
-                            node,
-                            Message::Release(id),
-                            Box::new(move |result| Internal::Released { node, result }),
-                        );
-                    }
-                }
+                run.release(id, &mut dispatch);
                 continue;
             }
-            if let Some(reason) = run.over() {
-                run.finish_failing(reason);
-                continue;
-            }
-            let idle_run = run.assigned.is_empty()
-                && run.verifying.is_none()
-                && run.unverified.is_empty()
-                && run.expanding.is_none();
-            if idle_run && !self.nodes.is_empty() && self.nodes.is_subset(&run.distrusted) {
-                run.finish_failing_with(
-                    FailureReason::NotReproduced,
-                    "every node's success failed to reproduce; no node is left to search".into(),
-                );
+            if run.ends_now(&self.nodes) {
                 continue;
             }
             match run.phase {
-                Phase::Expanding => {
-                    let fresh = idle.iter().position(|n| !run.expand_failed.contains(n));
-                    if run.expanding.is_none()
-                        && let Some(index) = fresh.or(if idle.is_empty() {
-                            None
-                        } else {
-                            Some(idle.len() - 1)
-                        })
-                    {
-                        let node = idle.remove(index);
-                        if fresh.is_none() {
-                            // Every idle node failed once: start over with them.
-                            run.expand_failed.clear();
-                        }
-                        run.expanding = Some(node);
-                        busy.insert(node);
-                        let request = Message::Expand(Box::new(ExpandRequest {
-                            task: run.task.clone(),
-                        }));
-                        send(
-                            node,
-                            request,
-                            Box::new(move |result| Internal::Expanded {
-                                task: id,
-                                node,
-                                result,
-                            }),
-                        );
-                    }
-                }
-                Phase::Searching => {
-                    // Verification first: a reproduced success ends the task.
-                    if let Some((verifier, request, pending)) =
-                        run.next_verification(&self.nodes, &busy)
-                    {
-                        idle.retain(|n| *n != verifier);
-                        busy.insert(verifier);
-                        let boxed = Box::new(pending);
-                        send(
-                            verifier,
-                            request,
-                            Box::new(move |result| Internal::Replayed {
-                                task: id,
-                                node: verifier,
-                                pending: boxed,
-                                result,
-                            }),
-                        );
-                    }
-                    let deadline_ms = self.config.assignment_deadline.as_millis() as u64;
-                    let metrics = &self.config.metrics;
-                    let mut assign = |run: &mut TaskRun, node, branch, actions| {
-                        let request = run.assign(node, branch, actions, deadline_ms);
-                        metrics.assignments.inc();
-                        let sent = Instant::now();
-                        send(
-                            node,
-                            request,
-                            Box::new(move |result| Internal::Reported {
-                                task: id,
-                                node,
-                                branch,
-                                result,
-                                sent,
-                            }),
-                        );
-                    };
-                    // A shortcut goes beside the reproduction of the success it shortens.
-                    if let Some((branch, actions)) = run.shortcut_to_assign()
-                        && let Some(index) = idle.iter().position(|n| !run.distrusted.contains(n))
-                    {
-                        let node = idle.remove(index);
-                        busy.insert(node);
-                        assign(run, node, branch, actions);
-                    }
-                    // A success waiting for its reproduction may end the task: no new work.
-                    let waiting =
-                        run.verifying.is_some() || !run.unverified.is_empty() || run.held.is_some();
-                    while !waiting && !idle.is_empty() {
-                        let trusted: Vec<usize> = (0..idle.len())
-                            .filter(|&i| !run.distrusted.contains(&idle[i]))
-                            .collect();
-                        let Some(&last) = trusted.last() else {
-                            break;
-                        };
-                        let Some((branch, actions)) = run.pick_branch(chunk, widening) else {
-                            break;
-                        };
-                        // The branch's last holder keeps its tree: it continues where it
-                        // stopped instead of another node starting the subtree over.
-                        let holder = run.branches[branch.0 as usize].holder;
-                        let index = trusted
-                            .iter()
-                            .copied()
-                            .find(|&i| Some(idle[i]) == holder)
-                            .unwrap_or(last);
-                        let node = idle.remove(index);
-                        busy.insert(node);
-                        assign(run, node, branch, actions);
-                    }
-                }
+                Phase::Expanding => run.expand_next(id, &mut dispatch),
+                Phase::Searching => run.search_next(id, &self.nodes, &self.config, &mut dispatch),
                 Phase::Done => {}
             }
+        }
+    }
+}
+
+/// One scheduling pass's outbox: where its requests go, and the nodes it may still give
+/// work to.
+struct Dispatch<'a> {
+    requests: &'a mut JoinSet<()>,
+    network: &'a Network,
+    internal: &'a mpsc::Sender<Internal>,
+    /// How long a request may go unanswered.
+    limit: Duration,
+    /// Nodes with nothing in flight, in a stable order.
+    idle: Vec<PeerId>,
+    /// Nodes with something in flight (given work in this pass included).
+    busy: HashSet<PeerId>,
+}
+
+impl Dispatch<'_> {
+    fn send(&mut self, node: PeerId, request: Message, wrap: Wrap) {
+        spawn_request(
+            self.requests,
+            self.network,
+            self.internal,
+            self.limit,
+            node,
+            request,
+            wrap,
+        );
+    }
+
+    /// Takes the idle node at `index`: it is busy from now on.
+    fn take(&mut self, index: usize) -> PeerId {
+        let node = self.idle.remove(index);
+        self.busy.insert(node);
+        node
+    }
+}
+
+impl TaskRun {
+    /// Tells the nodes that took part that the task ended, once: they drop its branch
+    /// searches (browser pages) kept for a next assignment that will not come.
+    fn release(&mut self, id: TaskId, dispatch: &mut Dispatch<'_>) {
+        if self.released {
+            return;
+        }
+        self.released = true;
+        let mut nodes: Vec<PeerId> = self.contributors.iter().copied().collect();
+        nodes.sort();
+        for node in nodes {
+            dispatch.send(
+                node,
+                Message::Release(id),
+                Box::new(move |result| Internal::Released { node, result }),
+            );
+        }
+    }
+
+    /// Ends the task if its budget or time is up, or if every node of the cluster is
+    /// distrusted and nothing is in flight; whether it ended.
+    fn ends_now(&mut self, nodes: &HashSet<PeerId>) -> bool {
+        if let Some(reason) = self.over() {
+            self.finish_failing(reason);
+            return true;
+        }
+        let idle_run = self.assigned.is_empty()
+            && self.verifying.is_none()
+            && self.unverified.is_empty()
+            && self.expanding.is_none();
+        if idle_run && !nodes.is_empty() && nodes.is_subset(&self.distrusted) {
+            self.finish_failing_with(
+                FailureReason::NotReproduced,
+                "every node's success failed to reproduce; no node is left to search".into(),
+            );
+            return true;
+        }
+        false
+    }
+
+    /// Asks an idle node to open the start page, if none is at it: one that did not fail
+    /// at it yet, else (every idle one failed once) the last, starting over.
+    fn expand_next(&mut self, id: TaskId, dispatch: &mut Dispatch<'_>) {
+        if self.expanding.is_some() || dispatch.idle.is_empty() {
+            return;
+        }
+        let fresh = dispatch
+            .idle
+            .iter()
+            .position(|n| !self.expand_failed.contains(n));
+        if fresh.is_none() {
+            self.expand_failed.clear();
+        }
+        let node = dispatch.take(fresh.unwrap_or(dispatch.idle.len() - 1));
+        self.expanding = Some(node);
+        let request = Message::Expand(Box::new(ExpandRequest {
+            task: self.task.clone(),
+        }));
+        dispatch.send(
+            node,
+            request,
+            Box::new(move |result| Internal::Expanded {
+                task: id,
+                node,
+                result,
+            }),
+        );
+    }
+
+    /// Gives the searching task's work to idle nodes: a waiting success's reproduction
+    /// first (it ends the task), a shortcut beside it, and, when no success waits, branches
+    /// to every idle trusted node.
+    fn search_next(
+        &mut self,
+        id: TaskId,
+        nodes: &HashSet<PeerId>,
+        config: &QueenConfig,
+        dispatch: &mut Dispatch<'_>,
+    ) {
+        if let Some((verifier, request, pending)) = self.next_verification(nodes, &dispatch.busy) {
+            dispatch.idle.retain(|n| *n != verifier);
+            dispatch.busy.insert(verifier);
+            let pending = Box::new(pending);
+            dispatch.send(
+                verifier,
+                request,
+                Box::new(move |result| Internal::Replayed {
+                    task: id,
+                    node: verifier,
+                    pending,
+                    result,
+                }),
+            );
+        }
+        let deadline_ms = config.assignment_deadline.as_millis() as u64;
+        let assign = |run: &mut TaskRun, dispatch: &mut Dispatch<'_>, index, branch, actions| {
+            let node = dispatch.take(index);
+            let request = run.assign(node, branch, actions, deadline_ms);
+            config.metrics.assignments.inc();
+            let sent = Instant::now();
+            dispatch.send(
+                node,
+                request,
+                Box::new(move |result| Internal::Reported {
+                    task: id,
+                    node,
+                    branch,
+                    result,
+                    sent,
+                }),
+            );
+        };
+        // A shortcut goes beside the reproduction of the success it shortens.
+        if let Some((branch, actions)) = self.shortcut_to_assign()
+            && let Some(index) = dispatch
+                .idle
+                .iter()
+                .position(|n| !self.distrusted.contains(n))
+        {
+            assign(self, dispatch, index, branch, actions);
+        }
+        // A success waiting for its reproduction may end the task: no new work.
+        let waiting =
+            self.verifying.is_some() || !self.unverified.is_empty() || self.held.is_some();
+        while !waiting && !dispatch.idle.is_empty() {
+            let idle = &dispatch.idle;
+            let trusted: Vec<usize> = (0..idle.len())
+                .filter(|&i| !self.distrusted.contains(&idle[i]))
+                .collect();
+            let Some(&last) = trusted.last() else {
+                break;
+            };
+            let Some((branch, actions)) = self.pick_branch(config.chunk_actions, config.widening)
+            else {
+                break;
+            };
+            // The branch's last holder keeps its tree: it continues where it stopped
+            // instead of another node starting the subtree over.
+            let holder = self.branches[branch.0 as usize].holder;
+            let index = trusted
+                .iter()
+                .copied()
+                .find(|&i| Some(idle[i]) == holder)
+                .unwrap_or(last);
+            assign(self, dispatch, index, branch, actions);
         }
     }
 }

@@ -434,6 +434,32 @@ fn skeleton(params: &SiteParams, family_seed: u64) -> Skeleton {
     }
 }
 
+/// Whether page `id` lies in the subtree of `section` (by the skeleton's parents).
+fn within(parent: &[Option<u32>], id: u32, section: u32) -> bool {
+    let mut cursor = Some(id);
+    while let Some(c) = cursor {
+        if c == section {
+            return true;
+        }
+        cursor = parent[c as usize];
+    }
+    false
+}
+
+/// Where the goal is, and the task's inputs, decided before the site's links are made.
+struct Plan {
+    goal_title: String,
+    /// Home … goal, by the skeleton's tree.
+    goal_path: Vec<u32>,
+    /// The root of the login-walled subtree, if any.
+    protected_root: Option<u32>,
+    /// The goal path's steps (indices) that are forms rather than links.
+    forms: Vec<usize>,
+    /// The form fields ([`FORM_FIELDS`] indices) of the task's inputs.
+    used_fields: Vec<usize>,
+    inputs: Vec<(String, String)>,
+}
+
 /// Generates site `index` of a batch: family `index / family_size` of the batch seed.
 pub fn generate(params: &SiteParams, batch_seed: u64, index: u64) -> Result<Site, ParamError> {
     params.validate()?;
@@ -450,229 +476,300 @@ pub fn generate(params: &SiteParams, batch_seed: u64, index: u64) -> Result<Site
     let parent = skeleton.parent;
     let children = skeleton.children;
     let skeleton_pages = b.pages.len() as u32;
-
-    // The goal: a page at the goal depth, usually under the family's main section.
-    let in_section = |id: u32, section: u32| {
-        let mut cursor = Some(id);
-        while let Some(c) = cursor {
-            if c == section {
-                return true;
-            }
-            cursor = parent[c as usize];
-        }
-        false
-    };
-    let at_depth: Vec<u32> = (0..skeleton_pages)
-        .filter(|&p| b.pages[p as usize].depth == params.goal_depth)
-        .collect();
-    let preferred: Vec<u32> = at_depth
-        .iter()
-        .copied()
-        .filter(|&p| in_section(p, skeleton.main_section))
-        .collect();
-    let pool = if !preferred.is_empty() && b.rng.random_bool(0.7) {
-        preferred
-    } else {
-        at_depth
-    };
-    let goal_page = if pool.is_empty() {
-        // Too few pages for the requested depth: the deepest page will do.
-        (0..skeleton_pages)
-            .max_by_key(|&p| b.pages[p as usize].depth)
-            .unwrap_or(0)
-    } else {
-        pool[b.rng.random_range(0..pool.len())]
-    };
+    // The order below is the random stream's: a change of it changes every site.
+    let (goal_page, goal_path) = b.choose_goal(params, &parent, skeleton.main_section);
     let goal_title = b.pages[goal_page as usize].title.clone();
     let goal = format!("Open the {goal_title} page");
-    let mut goal_path = vec![goal_page];
-    while let Some(p) = parent[*goal_path.last().unwrap_or(&0) as usize] {
-        goal_path.push(p);
-    }
-    goal_path.reverse(); // home … goal
-
-    // Special pages.
     let glitch_page = b.page(
         "503 Service Unavailable".into(),
         "/503".into(),
         PageKind::Glitch,
         0,
     );
-    let home = 0u32;
-
-    // Auth wall over the goal's depth-2 subtree.
-    let protected_root =
-        (b.rng.random_bool(params.auth_wall_rate) && goal_path.len() > 2).then(|| goal_path[2]);
-    if let Some(root) = protected_root {
-        for id in 0..skeleton_pages {
-            if in_section(id, root) {
-                b.pages[id as usize].protected = true;
-            }
-        }
-    }
-
-    // Forms on the goal path replace the link to the next page.
-    let mut form_steps: Vec<usize> = (0..goal_path.len().saturating_sub(1)).collect();
-    let mut forms = Vec::new();
-    for _ in 0..params.forms.min(form_steps.len() as u32) {
-        let i = b.rng.random_range(0..form_steps.len());
-        forms.push(form_steps.swap_remove(i));
-    }
-    // The task offers three inputs; a form needs one of them, under a label that may or may
-    // not resemble the input's name.
-    let mut fields: Vec<usize> = (0..FORM_FIELDS.len()).collect();
-    let mut used_fields = Vec::new();
-    let mut inputs: Vec<(String, String)> = Vec::new();
-    for _ in 0..3 {
-        let n = fields.swap_remove(b.rng.random_range(0..fields.len()));
-        let value = format!("{}-{}", word(&mut b.rng), b.rng.random_range(100..999));
-        inputs.push((FORM_FIELDS[n].0.to_owned(), value));
-        used_fields.push(n);
-    }
-
-    // Links of the skeleton: children, parent, home, cross links.
-    for p in 0..skeleton_pages {
-        let path_index = goal_path.iter().position(|&g| g == p);
-        let form_here = path_index.filter(|i| forms.contains(i));
-        for &c in &children[p as usize] {
-            if let (Some(i), true) = (
-                form_here,
-                goal_path.get(path_index.unwrap_or(0) + 1) == Some(&c),
-            ) {
-                // The way forward is a search form that needs one of the task's inputs.
-                let field = used_fields[b.rng.random_range(0..used_fields.len())];
-                let (input_name, field_label) = FORM_FIELDS[field];
-                let error = b.page(
-                    format!("No results for your {field_label}"),
-                    format!("{}?error", b.pages[p as usize].path),
-                    PageKind::FormError,
-                    b.pages[p as usize].depth,
-                );
-                b.action(error, "Home".into(), "link", Effect::Link(home));
-                b.action(error, "Back".into(), "link", Effect::Link(p));
-                for (k, (name, _)) in inputs.clone().iter().enumerate() {
-                    let label = format!("Search by {field_label} with {name}");
-                    b.action(
-                        p,
-                        label,
-                        "textbox",
-                        Effect::Form {
-                            input: k as u32,
-                            correct: name == input_name,
-                            to: c,
-                            error,
-                        },
-                    );
-                }
-                debug_assert!(forms.contains(&i));
-                continue;
-            }
-            let title = b.pages[c as usize].title.clone();
-            b.action(p, title, "link", Effect::Link(c));
-        }
-        if p != home {
-            b.action(p, "Home".into(), "link", Effect::Link(home));
-            if let Some(up) = parent[p as usize].filter(|&u| u != home) {
-                let title = format!("Back to {}", b.pages[up as usize].title);
-                b.action(p, title, "link", Effect::Link(up));
-            }
-        }
-        let crosses = params
-            .links_per_page
-            .saturating_sub(children[p as usize].len() as u32 + 2);
-        for _ in 0..crosses.min(2) {
-            let target = b.rng.random_range(1..skeleton_pages);
-            // No shortcuts onto the goal path: the designed depth stays the optimum.
-            if goal_path.contains(&target) || target == p {
-                continue;
-            }
-            let title = b.pages[target as usize].title.clone();
-            b.action(p, title, "link", Effect::Link(target));
-        }
-    }
-
-    // Login for the protected section.
-    let mut login_page = None;
-    if let Some(root) = protected_root {
-        let login = b.page("Sign in".into(), "/login".into(), PageKind::Login, 0);
-        login_page = Some(login);
-        b.action(login, "Home".into(), "link", Effect::Link(home));
-        b.action(login, "Password".into(), "textbox", Effect::Login(root));
-        for id in 0..skeleton_pages {
-            if b.pages[id as usize].protected {
-                b.action(id, "Log out".into(), "link", Effect::Logout);
-            }
-        }
-    }
-
-    // Decoys: links whose label resembles the goal, into dead-end subtrees.
-    let goal_words: Vec<&str> = goal_title.split(' ').collect();
-    for d in 0..params.decoys {
-        let w = goal_words[d as usize % goal_words.len()];
-        let suffix = ["reviews", "accessories", "news", "offers", "archive"][d as usize % 5];
-        let title = format!("{goal_title} {suffix}");
-        let decoy = b.page(title.clone(), format!("/decoy/{d}"), PageKind::Decoy, 1);
-        b.action(decoy, "Home".into(), "link", Effect::Link(home));
-        for k in 0..2 {
-            let child_title = format!("{w} {suffix} {}", word(&mut b.rng));
-            let child = b.page(
-                child_title.clone(),
-                format!("/decoy/{d}/{k}"),
-                PageKind::Decoy,
-                2,
-            );
-            b.action(child, "Home".into(), "link", Effect::Link(home));
-            b.action(
-                child,
-                format!("Back to {title}"),
-                "link",
-                Effect::Link(decoy),
-            );
-            b.action(decoy, child_title, "link", Effect::Link(child));
-        }
-        // Placed near the top, where a greedy walker meets it first.
-        let from_depth = b.rng.random_range(0..2u32);
-        let candidates: Vec<u32> = (0..skeleton_pages)
-            .filter(|&p| b.pages[p as usize].depth == from_depth)
-            .collect();
-        let from = candidates[b.rng.random_range(0..candidates.len())];
-        b.action(from, title, "link", Effect::Link(decoy));
-    }
-
-    // Irreversible actions: half on the goal path with goal words, half anywhere.
-    for k in 0..params.irreversible {
-        let confirmation = b.page(
-            "Thank you".into(),
-            format!("/done/{k}"),
-            PageKind::Confirmation,
-            0,
-        );
-        b.action(confirmation, "Home".into(), "link", Effect::Link(home));
-        let (from, label) = if k % 2 == 0 && goal_path.len() > 1 {
-            let at = goal_path[b.rng.random_range(1..goal_path.len())];
-            let verb = ["Buy", "Delete", "Post a review of", "Subscribe to"][(k / 2) as usize % 4];
-            (at, format!("{verb} {goal_title}"))
-        } else {
-            let at = b.rng.random_range(0..skeleton_pages);
-            let label = FAR_AWAY_TRAPS[k as usize % FAR_AWAY_TRAPS.len()];
-            (at, label.to_owned())
-        };
-        b.action(from, label, "button", Effect::Irreversible(confirmation));
-    }
-
+    let plan = b.plan(params, &parent, goal_title, goal_path);
+    b.link_skeleton(params, &parent, &children, &plan);
+    let login_page = b.login(&plan, skeleton_pages);
+    b.decoys(params, &plan.goal_title, skeleton_pages);
+    b.irreversible(params, &plan, skeleton_pages);
     // A risky shortcut: a draft write that skips a step of the read-only route.
-    if goal_path.len() > 3 && b.rng.random_bool(params.shortcut_rate) {
-        let label = format!("Save {goal_title} to my list");
-        b.action(goal_path[1], label, "button", Effect::Link(goal_path[3]));
+    if plan.goal_path.len() > 3 && b.rng.random_bool(params.shortcut_rate) {
+        let label = format!("Save {} to my list", plan.goal_title);
+        b.action(
+            plan.goal_path[1],
+            label,
+            "button",
+            Effect::Link(plan.goal_path[3]),
+        );
+    }
+    // Glitch page: a retry link home.
+    b.action(glitch_page, "Home".into(), "link", Effect::Link(HOME));
+    set_priors(&mut b.actions, &goal, &plan.inputs);
+    let mut site = Site {
+        family,
+        index,
+        goal,
+        goal_page,
+        inputs: plan.inputs,
+        pages: b.pages,
+        actions: b.actions,
+        glitch_page,
+        login_page,
+        params: params.clone(),
+        seed: site_seed,
+        optimal_actions: None,
+        tables: std::sync::OnceLock::new(),
+    };
+    site.optimal_actions = site.shortest_path(RiskClass::DEFAULT_CEILING);
+    Ok(site)
+}
+
+/// The home page's id.
+const HOME: u32 = 0;
+
+impl Builder {
+    /// The goal: a page at the goal depth, usually under the family's main section; and the
+    /// path to it.
+    fn choose_goal(
+        &mut self,
+        params: &SiteParams,
+        parent: &[Option<u32>],
+        main_section: u32,
+    ) -> (u32, Vec<u32>) {
+        let skeleton_pages = self.pages.len() as u32;
+        let at_depth: Vec<u32> = (0..skeleton_pages)
+            .filter(|&p| self.pages[p as usize].depth == params.goal_depth)
+            .collect();
+        let preferred: Vec<u32> = at_depth
+            .iter()
+            .copied()
+            .filter(|&p| within(parent, p, main_section))
+            .collect();
+        let pool = if !preferred.is_empty() && self.rng.random_bool(0.7) {
+            preferred
+        } else {
+            at_depth
+        };
+        let goal_page = if pool.is_empty() {
+            // Too few pages for the requested depth: the deepest page will do.
+            (0..skeleton_pages)
+                .max_by_key(|&p| self.pages[p as usize].depth)
+                .unwrap_or(0)
+        } else {
+            pool[self.rng.random_range(0..pool.len())]
+        };
+        let mut goal_path = vec![goal_page];
+        while let Some(p) = parent[*goal_path.last().unwrap_or(&0) as usize] {
+            goal_path.push(p);
+        }
+        goal_path.reverse();
+        (goal_page, goal_path)
     }
 
-    // Glitch page: a retry link home.
-    b.action(glitch_page, "Home".into(), "link", Effect::Link(home));
+    /// The auth wall over the goal's depth-2 subtree, the goal path's forms and the task's
+    /// three inputs.
+    fn plan(
+        &mut self,
+        params: &SiteParams,
+        parent: &[Option<u32>],
+        goal_title: String,
+        goal_path: Vec<u32>,
+    ) -> Plan {
+        let protected_root = (self.rng.random_bool(params.auth_wall_rate) && goal_path.len() > 2)
+            .then(|| goal_path[2]);
+        if let Some(root) = protected_root {
+            // Only the skeleton's pages: the glitch page is past them.
+            for id in 0..parent.len() as u32 {
+                if within(parent, id, root) {
+                    self.pages[id as usize].protected = true;
+                }
+            }
+        }
+        // Forms on the goal path replace the link to the next page.
+        let mut form_steps: Vec<usize> = (0..goal_path.len().saturating_sub(1)).collect();
+        let mut forms = Vec::new();
+        for _ in 0..params.forms.min(form_steps.len() as u32) {
+            let i = self.rng.random_range(0..form_steps.len());
+            forms.push(form_steps.swap_remove(i));
+        }
+        // The task offers three inputs; a form needs one of them, under a label that may or
+        // may not resemble the input's name.
+        let mut fields: Vec<usize> = (0..FORM_FIELDS.len()).collect();
+        let mut used_fields = Vec::new();
+        let mut inputs: Vec<(String, String)> = Vec::new();
+        for _ in 0..3 {
+            let n = fields.swap_remove(self.rng.random_range(0..fields.len()));
+            let value = format!(
+                "{}-{}",
+                word(&mut self.rng),
+                self.rng.random_range(100..999)
+            );
+            inputs.push((FORM_FIELDS[n].0.to_owned(), value));
+            used_fields.push(n);
+        }
+        Plan {
+            goal_title,
+            goal_path,
+            protected_root,
+            forms,
+            used_fields,
+            inputs,
+        }
+    }
 
-    // Priors: similarity of each label to the goal; for a form, also of the input's name to
-    // the field's label (what a policy filling a field reads).
-    let goal_features = text_features(&goal);
-    for action in &mut b.actions {
+    /// Links of the skeleton: children (or, on the goal path, a form), parent, home, cross
+    /// links.
+    fn link_skeleton(
+        &mut self,
+        params: &SiteParams,
+        parent: &[Option<u32>],
+        children: &[Vec<u32>],
+        plan: &Plan,
+    ) {
+        let skeleton_pages = parent.len() as u32;
+        for p in 0..skeleton_pages {
+            let path_index = plan.goal_path.iter().position(|&g| g == p);
+            let form_here = path_index.filter(|i| plan.forms.contains(i));
+            for &c in &children[p as usize] {
+                let next_on_path = plan.goal_path.get(path_index.unwrap_or(0) + 1) == Some(&c);
+                if form_here.is_some() && next_on_path {
+                    self.search_form(p, c, plan);
+                    continue;
+                }
+                let title = self.pages[c as usize].title.clone();
+                self.action(p, title, "link", Effect::Link(c));
+            }
+            if p != HOME {
+                self.action(p, "Home".into(), "link", Effect::Link(HOME));
+                if let Some(up) = parent[p as usize].filter(|&u| u != HOME) {
+                    let title = format!("Back to {}", self.pages[up as usize].title);
+                    self.action(p, title, "link", Effect::Link(up));
+                }
+            }
+            let crosses = params
+                .links_per_page
+                .saturating_sub(children[p as usize].len() as u32 + 2);
+            for _ in 0..crosses.min(2) {
+                let target = self.rng.random_range(1..skeleton_pages);
+                // No shortcuts onto the goal path: the designed depth stays the optimum.
+                if plan.goal_path.contains(&target) || target == p {
+                    continue;
+                }
+                let title = self.pages[target as usize].title.clone();
+                self.action(p, title, "link", Effect::Link(target));
+            }
+        }
+    }
+
+    /// The way forward from `p` to `c` as a search form that needs one of the task's inputs
+    /// (a field per input, one correct), with its error page.
+    fn search_form(&mut self, p: u32, c: u32, plan: &Plan) {
+        let field = plan.used_fields[self.rng.random_range(0..plan.used_fields.len())];
+        let (input_name, field_label) = FORM_FIELDS[field];
+        let error = self.page(
+            format!("No results for your {field_label}"),
+            format!("{}?error", self.pages[p as usize].path),
+            PageKind::FormError,
+            self.pages[p as usize].depth,
+        );
+        self.action(error, "Home".into(), "link", Effect::Link(HOME));
+        self.action(error, "Back".into(), "link", Effect::Link(p));
+        for (k, (name, _)) in plan.inputs.iter().enumerate() {
+            let label = format!("Search by {field_label} with {name}");
+            self.action(
+                p,
+                label,
+                "textbox",
+                Effect::Form {
+                    input: k as u32,
+                    correct: name == input_name,
+                    to: c,
+                    error,
+                },
+            );
+        }
+    }
+
+    /// The login page of the protected section, and a log-out link on its pages.
+    fn login(&mut self, plan: &Plan, skeleton_pages: u32) -> Option<u32> {
+        let root = plan.protected_root?;
+        let login = self.page("Sign in".into(), "/login".into(), PageKind::Login, 0);
+        self.action(login, "Home".into(), "link", Effect::Link(HOME));
+        self.action(login, "Password".into(), "textbox", Effect::Login(root));
+        for id in 0..skeleton_pages {
+            if self.pages[id as usize].protected {
+                self.action(id, "Log out".into(), "link", Effect::Logout);
+            }
+        }
+        Some(login)
+    }
+
+    /// Decoys: links whose label resembles the goal, into dead-end subtrees, placed near the
+    /// top, where a greedy walker meets them first.
+    fn decoys(&mut self, params: &SiteParams, goal_title: &str, skeleton_pages: u32) {
+        let goal_words: Vec<&str> = goal_title.split(' ').collect();
+        for d in 0..params.decoys {
+            let w = goal_words[d as usize % goal_words.len()];
+            let suffix = ["reviews", "accessories", "news", "offers", "archive"][d as usize % 5];
+            let title = format!("{goal_title} {suffix}");
+            let decoy = self.page(title.clone(), format!("/decoy/{d}"), PageKind::Decoy, 1);
+            self.action(decoy, "Home".into(), "link", Effect::Link(HOME));
+            for k in 0..2 {
+                let child_title = format!("{w} {suffix} {}", word(&mut self.rng));
+                let child = self.page(
+                    child_title.clone(),
+                    format!("/decoy/{d}/{k}"),
+                    PageKind::Decoy,
+                    2,
+                );
+                self.action(child, "Home".into(), "link", Effect::Link(HOME));
+                self.action(
+                    child,
+                    format!("Back to {title}"),
+                    "link",
+                    Effect::Link(decoy),
+                );
+                self.action(decoy, child_title, "link", Effect::Link(child));
+            }
+            let from_depth = self.rng.random_range(0..2u32);
+            let candidates: Vec<u32> = (0..skeleton_pages)
+                .filter(|&p| self.pages[p as usize].depth == from_depth)
+                .collect();
+            let from = candidates[self.rng.random_range(0..candidates.len())];
+            self.action(from, title, "link", Effect::Link(decoy));
+        }
+    }
+
+    /// Irreversible actions: half on the goal path with goal words, half anywhere.
+    fn irreversible(&mut self, params: &SiteParams, plan: &Plan, skeleton_pages: u32) {
+        let goal_path = &plan.goal_path;
+        for k in 0..params.irreversible {
+            let confirmation = self.page(
+                "Thank you".into(),
+                format!("/done/{k}"),
+                PageKind::Confirmation,
+                0,
+            );
+            self.action(confirmation, "Home".into(), "link", Effect::Link(HOME));
+            let (from, label) = if k % 2 == 0 && goal_path.len() > 1 {
+                let at = goal_path[self.rng.random_range(1..goal_path.len())];
+                let verb =
+                    ["Buy", "Delete", "Post a review of", "Subscribe to"][(k / 2) as usize % 4];
+                (at, format!("{verb} {}", plan.goal_title))
+            } else {
+                let at = self.rng.random_range(0..skeleton_pages);
+                let label = FAR_AWAY_TRAPS[k as usize % FAR_AWAY_TRAPS.len()];
+                (at, label.to_owned())
+            };
+            self.action(from, label, "button", Effect::Irreversible(confirmation));
+        }
+    }
+}
+
+/// Priors: similarity of each label to the goal; for a form, also of the input's name to
+/// the field's label (what a policy filling a field reads).
+fn set_priors(actions: &mut [ActionDef], goal: &str, inputs: &[(String, String)]) {
+    let goal_features = text_features(goal);
+    for action in actions {
         let label = text_features(&action.label);
         let mut affinity = f64::from(goal_features.cosine(&label).max(0.0));
         if let Effect::Form { input, .. } = action.effect
@@ -688,23 +785,6 @@ pub fn generate(params: &SiteParams, batch_seed: u64, index: u64) -> Result<Site
         }
         action.affinity = affinity;
     }
-    let mut site = Site {
-        family,
-        index,
-        goal,
-        goal_page,
-        inputs,
-        pages: b.pages,
-        actions: b.actions,
-        glitch_page,
-        login_page,
-        params: params.clone(),
-        seed: site_seed,
-        optimal_actions: None,
-        tables: std::sync::OnceLock::new(),
-    };
-    site.optimal_actions = site.shortest_path(RiskClass::DEFAULT_CEILING);
-    Ok(site)
 }
 
 /// A state of a simulated site.

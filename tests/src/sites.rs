@@ -1091,8 +1091,20 @@ const SUGGEST_JS: &str = "function suggest(input, menu, names, matches) {\
        });\
      }";
 
-/// The dynamic fixture's pages (see each route).
+/// The dynamic fixture's pages (see each route), in groups of a few.
 pub fn dynamic() -> Router<Arc<Counters>> {
+    Router::new()
+        .merge(dynamic_revealed())
+        .merge(dynamic_widgets())
+        .merge(dynamic_menus())
+        .merge(dynamic_pointer())
+        .merge(dynamic_composite())
+        .merge(dynamic_items())
+        .merge(dynamic_text())
+}
+
+/// Dynamic pages: /overlay, /tabs, /collapsible, /dialog, /choices.
+fn dynamic_revealed() -> Router<Arc<Counters>> {
     Router::new()
         // Content generated after a click on an overlay, in an order drawn from Math.random; any
         // click on a generated button ends the episode and brings the overlay back, as
@@ -1206,6 +1218,11 @@ pub fn dynamic() -> Router<Arc<Counters>> {
                 )
             }),
         )
+}
+
+/// Dynamic pages: /shades, /typed, /scroll-list, /agreement, /table-form, /captcha.
+fn dynamic_widgets() -> Router<Arc<Counters>> {
+    Router::new()
         // Tiles told apart only by their colour (no text, no class, no id), selected by a
         // click on each (a class, as MiniWoB++'s click-shades does); Submit checks that the
         // red ones and only they are selected.
@@ -1328,6 +1345,11 @@ pub fn dynamic() -> Router<Arc<Counters>> {
                 )
             }),
         )
+}
+
+/// Dynamic pages: /forward, /menu, /submenu, /choose-menu, /board, /read-to-top.
+fn dynamic_menus() -> Router<Arc<Counters>> {
+    Router::new()
         // An email open, with "Reply" (a form whose "to" holds the sender, its message empty)
         // and "Forward" (an empty "to", the message quoted in it); each form is sent by an
         // icon. Only a forward to Marlena with the message unchanged wins, as in MiniWoB++'s
@@ -1461,6 +1483,11 @@ pub fn dynamic() -> Router<Arc<Counters>> {
                 )
             }),
         )
+}
+
+/// Dynamic pages: /datepicker, /mouse, /edge, /rerender, /autocomplete.
+fn dynamic_pointer() -> Router<Arc<Counters>> {
+    Router::new()
         // A date picker as jQuery UI draws one: a read-only field whose focus opens a calendar
         // (faded in and out on a 13 ms interval, covering the submit button while shown) at
         // May 2016, `Prev`/`Next` links without an href, the days as `#` links; a day sets the
@@ -1592,6 +1619,11 @@ pub fn dynamic() -> Router<Arc<Counters>> {
                 )
             }),
         )
+}
+
+/// Dynamic pages: /airports, /popup-login, /sliders.
+fn dynamic_composite() -> Router<Arc<Counters>> {
+    Router::new()
         // Two airport fields that take only an airport from their suggestion lists (which come
         // after jQuery UI's 300 ms and hold the typed text anywhere, as book-flight's do), and
         // a search that checks both.
@@ -1699,6 +1731,11 @@ pub fn dynamic() -> Router<Arc<Counters>> {
                 )
             }),
         )
+}
+
+/// Dynamic pages: /dishes, /icon/{name}, /blocks, /overlap, /multiple.
+fn dynamic_items() -> Router<Arc<Counters>> {
+    Router::new()
         // A menu (MiniWoB++'s order-food): each dish has a "-" and a "+" that only its item
         // tells apart, and icons whose alt text says what it is ("vegan"), loaded slowly.
         // Order! checks the quantities against `?want=` (dish indexes, a repeat per portion),
@@ -1821,6 +1858,11 @@ pub fn dynamic() -> Router<Arc<Counters>> {
                 )
             }),
         )
+}
+
+/// Dynamic pages: /last-word, /labels.
+fn dynamic_text() -> Router<Arc<Counters>> {
+    Router::new()
         // A text area of 150 words drawn by Math.random (MiniWoB++'s scroll-text): its last
         // word, typed into the field, wins.
         .route(
