@@ -36,6 +36,8 @@ const MAX_WORD_VALUE_WORDS: usize = 4;
 /// Fewest letters of the word before a slot for it to name the slot's kind ("issue {0}"):
 /// "to {0}", "as {0}" say nothing of what the value is.
 const MIN_CONTEXT_CHARS: usize = 3;
+/// Where one need of a goal ends and the next begins ("log in as bob *and* mark issue 2").
+const CLAUSE_BREAKS: &[&str] = &[" and ", " then ", ", ", "; "];
 /// Words that say what to do rather than with what: a control named so is part of the
 /// workflow, not a value of the goal ("add a group" clicking `Add`).
 const COMMAND_WORDS: &[&str] = &[
@@ -373,6 +375,14 @@ impl GoalTemplate {
                     && !quoted.iter().any(|q| q.contains(&at))
                 {
                     add_word(goal[at..at + value.trim().len()].to_owned(), at);
+                } else if let Some((at, phrase)) =
+                    spelled_numbers(goal).into_iter().find(|(at, phrase)| {
+                        spelled_number(phrase).as_deref() == Some(value.trim())
+                            && !quoted.iter().any(|q| q.contains(at))
+                    })
+                {
+                    // "5 million" typed as 5000000: the phrase is the value.
+                    add_word(phrase, at);
                 }
             }
             for name in clicked_names(action).into_iter().chain(item_keys(action)) {
@@ -531,6 +541,30 @@ impl GoalTemplate {
             values[slot] = value;
         }
         Some(values)
+    }
+
+    /// The values a goal's *first part* gives the template, when the goal begins with the
+    /// template (with other values) and goes on with another need after a clause break: "Log
+    /// in as bob and set the status of issue 4" begins with "Log in as {0}". The break is
+    /// ` and `, ` then `, `, ` or `; ` ([`CLAUSE_BREAKS`]); the longest first part that binds
+    /// wins. `None` when no proper first part binds (the whole goal is [`GoalTemplate::bind`]'s).
+    pub fn bind_first_part(&self, goal: &str) -> Option<Vec<String>> {
+        let lower = goal.to_ascii_lowercase();
+        let mut ends: Vec<usize> = CLAUSE_BREAKS
+            .iter()
+            .flat_map(|b| lower.match_indices(b).map(|(i, _)| i))
+            .filter(|&i| i > 0)
+            .collect();
+        ends.sort_unstable();
+        ends.dedup();
+        // A break inside a quoted value is no break.
+        let quoted = quoted_spans(goal);
+        ends.into_iter()
+            .rev()
+            .filter(|i| !quoted.iter().any(|q| q.contains(i)))
+            .filter_map(|i| goal.get(..i))
+            .map(|part| part.trim_end_matches([',', ';', ' ']))
+            .find_map(|part| self.bind(part))
     }
 
     /// Values for the one-word slots read by the word before each in the template: "issue
@@ -830,7 +864,7 @@ impl RememberedWorkflow {
                         && parameter.kind != ParameterKind::Input
                         && parameter.value != *new
                     {
-                        substitute(&mut action, &parameter.value, new);
+                        substitute_value_of(&mut action, &parameter.value, new);
                     }
                 }
                 if let Some((old, new)) = &moved {
@@ -881,7 +915,7 @@ impl RememberedWorkflow {
                         continue;
                     };
                     if parameter.kind != ParameterKind::Input && parameter.value != *new {
-                        substitute(&mut action, &parameter.value, new);
+                        substitute_value_of(&mut action, &parameter.value, new);
                     }
                 }
                 if let Some((old, new)) = &moved {
@@ -915,13 +949,16 @@ fn uses_parameter(action: &Action, parameter: &Parameter) -> bool {
     match parameter.kind {
         ParameterKind::Input => step_inputs(action).contains(&parameter.value.as_str()),
         ParameterKind::Quoted | ParameterKind::Word => {
-            step_values(action)
+            let spelled = spelled_number(&parameter.value);
+            step_values(action).iter().any(|v| {
+                find_words(v, &parameter.value).is_some()
+                    || spelled
+                        .as_deref()
+                        .is_some_and(|n| find_words(v, n).is_some())
+            }) || clicked_names(action)
                 .iter()
-                .any(|v| find_words(v, &parameter.value).is_some())
-                || clicked_names(action)
-                    .iter()
-                    .chain(&item_keys(action))
-                    .any(|n| find_words(n, &parameter.value).is_some())
+                .chain(&item_keys(action))
+                .any(|n| find_words(n, &parameter.value).is_some())
         }
     }
 }
@@ -1041,6 +1078,59 @@ fn rebase(action: &mut Action, old: &str, new: &str) {
 }
 
 /// Puts `new` where `old` stood in an action's values, clicked names and declared URLs.
+/// Puts a parameter's `new` value where its `old` one was, and where a number the old one
+/// spells was typed ("5 million" typed as 5000000), the number the new one spells.
+fn substitute_value_of(action: &mut Action, old: &str, new: &str) {
+    substitute(action, old, new);
+    if let (Some(old), Some(new)) = (spelled_number(old), spelled_number(new)) {
+        substitute(action, &old, &new);
+    }
+}
+
+/// Words that multiply the number before them, as goals write amounts.
+const MAGNITUDES: &[(&str, f64)] = &[("thousand", 1e3), ("million", 1e6), ("billion", 1e9)];
+
+/// The digits of an amount a phrase spells with a magnitude word ("5 million", "2.5 thousand"
+/// → `5000000`, `2500`); `None` for anything else, a bare number included (that is typed as
+/// the goal writes it).
+fn spelled_number(phrase: &str) -> Option<String> {
+    let mut words = phrase.split_whitespace();
+    let (number, magnitude) = (words.next()?, words.next()?);
+    if words.next().is_some() {
+        return None;
+    }
+    let (_, scale) = MAGNITUDES
+        .iter()
+        .find(|(word, _)| word.eq_ignore_ascii_case(magnitude))?;
+    if !number
+        .chars()
+        .all(|c| c.is_ascii_digit() || c == '.' || c == ',')
+    {
+        return None;
+    }
+    let value: f64 = number.replace(',', "").parse().ok()?;
+    let amount = value * scale;
+    ((0.0..1e15).contains(&amount) && amount.fract() == 0.0).then(|| format!("{amount:.0}"))
+}
+
+/// The amounts a goal spells with a magnitude word, with their byte positions.
+fn spelled_numbers(goal: &str) -> Vec<(usize, String)> {
+    let words: Vec<(usize, &str)> = goal
+        .split_whitespace()
+        .map(|w| (w.as_ptr() as usize - goal.as_ptr() as usize, w))
+        .collect();
+    words
+        .windows(2)
+        .filter_map(|pair| {
+            let (at, _) = pair[0];
+            let magnitude = pair[1].1.trim_end_matches(|c: char| !c.is_alphanumeric());
+            let end = pair[1].0 + magnitude.len();
+            let phrase = goal.get(at..end)?;
+            spelled_number(phrase).map(|_| (at, phrase.to_owned()))
+        })
+        .collect()
+}
+
 fn substitute(action: &mut Action, old: &str, new: &str) {
     match action {
         Action::Click { target } | Action::Repeat { target, .. } | Action::Hover { target } => {
@@ -1465,6 +1555,78 @@ mod tests {
                 .template
                 .bind("Log in as alice and report a new bug titled \"Export\""),
             None
+        );
+        // …but it is that goal's first part, with its value.
+        assert_eq!(
+            memory
+                .template
+                .bind_first_part("Log in as bob and report a new bug titled \"Export\""),
+            Some(vec!["bob".to_owned()])
+        );
+        assert_eq!(
+            memory
+                .template
+                .bind_first_part("log in as bob, then mark issue 2 as resolved."),
+            Some(vec!["bob".to_owned()])
+        );
+        // The whole goal is no first part; a break inside a quoted value is no break; a goal
+        // that begins otherwise has none.
+        assert_eq!(memory.template.bind_first_part("Log in as bob"), None);
+        assert_eq!(
+            memory
+                .template
+                .bind_first_part("Log in as \"bob and carol\""),
+            None
+        );
+        assert_eq!(
+            memory
+                .template
+                .bind_first_part("Open issue 2 and log in as bob"),
+            None
+        );
+    }
+
+    #[test]
+    fn an_amount_the_goal_spells_is_the_number_a_step_typed() {
+        let filter = |value: &str| Action::FillForm {
+            fields: vec![FieldValue {
+                target: target("textbox", "population__gt"),
+                value: FillValue::Literal(value.into()),
+                select: false,
+            }],
+            submit: Some(target("button", "Apply")),
+        };
+        let memory = remember(
+            "Show the cities with more than 5 million inhabitants",
+            vec![filter("5000000")],
+        );
+        assert_eq!(
+            memory.template.text,
+            "Show the cities with more than {0} inhabitants"
+        );
+        let values = memory
+            .template
+            .bind("Show the cities with more than 2.5 million inhabitants")
+            .expect("binds");
+        let steps = memory
+            .bind(&values, &no_inputs(), &memory.start_url)
+            .expect("bound");
+        assert_eq!(steps[0].0, filter("2500000"));
+        assert_eq!(spelled_number("12 Thousand"), Some("12000".to_owned()));
+        assert_eq!(
+            spelled_number("1,200 million"),
+            Some("1200000000".to_owned())
+        );
+        assert_eq!(
+            spelled_number("0.0001 thousand"),
+            None,
+            "not a whole number"
+        );
+        assert_eq!(spelled_number("5"), None, "typed as written");
+        assert_eq!(spelled_number("five million"), None);
+        assert_eq!(
+            spelled_numbers("over 3 million, under 2 billion."),
+            vec![(5, "3 million".to_owned()), (22, "2 billion".to_owned())]
         );
     }
 

@@ -212,7 +212,9 @@ pub struct Metrics {
 pub struct MemoryUse {
     /// The workflow's id (hex; `forager memory list` shows it).
     pub workflow: String,
-    /// How the goal matched it: `template` (the same words, other values) or `alike`.
+    /// How the goal matched it: `template` (the same words, other values), `alike`, or a way
+    /// in the search went on from: `prefix` (the steps the site's workflows share) or `part`
+    /// (the workflow of a task the goal begins with).
     pub matched: String,
     /// Its steps.
     pub steps: u32,

@@ -1872,11 +1872,13 @@ impl TaskRun {
                 WireCandidate {
                     action: last.clone(),
                     // A workflow: above any start-page action's (their priors sum to 1) and a
-                    // consent's resumption (2), tried first. A shared prefix: above the
-                    // start page's too, higher the more verified successes began so.
-                    prior: match recalled.matched {
-                        crate::memory::Match::Prefix => 1.0 + 0.1 * f64::from(recalled.support),
-                        _ => 3.0,
+                    // consent's resumption (2), tried first. A way in (a shared prefix, a
+                    // first part's workflow): above the start page's too, higher the more
+                    // verified successes began so.
+                    prior: if recalled.matched.is_way_in() {
+                        1.0 + 0.1 * f64::from(recalled.support)
+                    } else {
+                        3.0
                     },
                     risk,
                     key: forager_node::embed::action_key(&last.label()),
@@ -1886,7 +1888,7 @@ impl TaskRun {
             branch.memory = Some(MemoryBranch {
                 id: recalled.id,
                 reported: false,
-                whole: recalled.matched != crate::memory::Match::Prefix,
+                whole: !recalled.matched.is_way_in(),
             });
             self.branches.push(branch);
         }

@@ -113,8 +113,12 @@ pub enum Match {
     Alike,
     /// No workflow fits the goal; the steps remembered workflows of the site share before
     /// their first value (logging in, reaching a section) are a macro action at the start
-    /// page: tried among the first branches, not alone.
+    /// page, after which the search goes on.
     Prefix,
+    /// No workflow fits the goal, but one fits its first part ("Log in as bob" of "Log in
+    /// as bob and mark issue 2 as resolved"): its steps, with the part's values, are a
+    /// macro action at the start page, after which the search goes on.
+    Part,
 }
 
 impl Match {
@@ -124,7 +128,14 @@ impl Match {
             Match::Template => "template",
             Match::Alike => "alike",
             Match::Prefix => "prefix",
+            Match::Part => "part",
         }
+    }
+
+    /// Whether the recalled steps are a way in for the search to go on from, not a whole
+    /// workflow for the goal.
+    pub fn is_way_in(self) -> bool {
+        matches!(self, Match::Prefix | Match::Part)
     }
 }
 
@@ -405,7 +416,7 @@ impl WorkflowMemory {
         let ours = self.embedder.id();
         let mut goal_vector: Option<Option<Vec<f32>>> = None;
         let mut alike: Option<Recalled> = None;
-        for (id, record) in candidates {
+        for (id, record) in candidates.iter().copied() {
             let template = &record.workflow.template;
             if let Some(values) = template.bind(&task.goal)
                 && let Some(steps) = record.workflow.bind(&values, &task.inputs, &task.start_url)
@@ -423,6 +434,11 @@ impl WorkflowMemory {
             let Some(values) = template.bind_quoted(&task.goal) else {
                 continue;
             };
+            // Another number is another value, not another wording: steps that typed 5000000
+            // for "5 million" would type it again for "10 million".
+            if numbers(&goal_words(&task.goal)) != numbers(&template.words()) {
+                continue;
+            }
             let vector = goal_vector
                 .get_or_insert_with(|| self.vector(&goal_words(&task.goal)))
                 .as_deref();
@@ -437,7 +453,35 @@ impl WorkflowMemory {
                 });
             }
         }
-        alike.or_else(|| self.shared_prefix(task, &usable))
+        if alike.is_some() {
+            return alike;
+        }
+        // Of the two ways in, the longer; the whole workflow of a first part on a tie.
+        let part = self.first_part(task, &candidates);
+        let prefix = self.shared_prefix(task, &usable);
+        match (part, prefix) {
+            (Some(part), Some(prefix)) if prefix.steps.len() > part.steps.len() => Some(prefix),
+            (part, prefix) => part.or(prefix),
+        }
+    }
+
+    /// The workflow whose template the goal's first part fills
+    /// ([`forager_protocol::recall::GoalTemplate::bind_first_part`]: "Log in as bob" of
+    /// "Log in as bob and mark issue 2 as resolved"), bound to the part's values, of
+    /// `candidates` in their order; its support is how often it worked, plus one.
+    fn first_part(&self, task: &TaskSpec, candidates: &[&(Digest32, Record)]) -> Option<Recalled> {
+        candidates.iter().find_map(|(id, record)| {
+            let values = record.workflow.template.bind_first_part(&task.goal)?;
+            let steps = record
+                .workflow
+                .bind(&values, &task.inputs, &task.start_url)?;
+            Some(Recalled {
+                id: *id,
+                matched: Match::Part,
+                steps,
+                support: record.outcomes.worked + 1,
+            })
+        })
     }
 
     /// The way in that the site's remembered workflows share: of the workflow most alike to
@@ -686,6 +730,15 @@ fn way(action: &Action) -> String {
     action.label()
 }
 
+/// The numbers a text names (runs of digits, with their separators), in order.
+fn numbers(text: &str) -> Vec<String> {
+    text.split(|c: char| !(c.is_ascii_digit() || c == '.' || c == ','))
+        .map(|run| run.trim_matches(|c: char| !c.is_ascii_digit()))
+        .filter(|run| !run.is_empty())
+        .map(str::to_owned)
+        .collect()
+}
+
 /// A goal's words with its quoted values left out (as [`GoalTemplate::words`] leaves out
 /// slots).
 ///
@@ -838,6 +891,60 @@ mod tests {
     }
 
     #[test]
+    fn an_alike_goal_with_another_number_is_another_value_not_another_wording() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let memory = memory(dir.path());
+        // The issue was opened by its title, so its number is no slot of the template.
+        let comment = |text: &str| {
+            vec![
+                (
+                    Action::Click {
+                        target: target("link", "Login page crashes on empty password"),
+                    },
+                    RiskClass::ReadOnly,
+                ),
+                (
+                    Action::FillForm {
+                        fields: vec![FieldValue {
+                            target: target("textbox", "@note"),
+                            value: FillValue::Literal(text.into()),
+                            select: false,
+                        }],
+                        submit: Some(target("button", "Submit Changes")),
+                    },
+                    RiskClass::DraftWrite,
+                ),
+            ]
+        };
+        memory
+            .remember_pass(
+                &task("add a comment to issue 1 saying \"works here\""),
+                &comment("works here"),
+                String::new(),
+                String::new(),
+            )
+            .expect("remembered");
+        let reworded = memory
+            .recall(&task(
+                "please add a comment to issue 1 saying \"fails here\"",
+            ))
+            .expect("the same need reworded");
+        assert_eq!(reworded.matched, Match::Alike);
+        assert_eq!(reworded.steps, comment("fails here"));
+        assert_eq!(
+            memory.recall(&task(
+                "please add a comment to issue 3 saying \"fails here\""
+            )),
+            None,
+            "its first step would open issue 1 again"
+        );
+        assert_eq!(
+            numbers("issue 4, 1,200 rows at 2.5 s."),
+            ["4", "1,200", "2.5"]
+        );
+    }
+
+    #[test]
     fn the_way_in_two_workflows_share_is_offered_to_a_task_of_a_third_kind() {
         let dir = tempfile::tempdir().expect("tempdir");
         let memory = memory(dir.path());
@@ -875,6 +982,78 @@ mod tests {
             "the login they share"
         );
         assert_eq!(recalled.support, 2);
+    }
+
+    #[test]
+    fn a_task_the_goal_begins_with_is_its_way_in_unless_a_longer_one_is_shared() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let memory = memory(dir.path());
+        let login = vec![(
+            Action::FillForm {
+                fields: vec![
+                    FieldValue {
+                        target: target("textbox", "Username"),
+                        value: FillValue::Input("username".into()),
+                        select: false,
+                    },
+                    FieldValue {
+                        target: target("textbox", "Password"),
+                        value: FillValue::Input("password".into()),
+                        select: false,
+                    },
+                ],
+                submit: Some(target("button", "Log in")),
+            },
+            RiskClass::AuthenticatedRead,
+        )];
+        let mut alice = task("Log in as alice");
+        alice.inputs.insert("username".into(), "alice".into());
+        memory
+            .remember_pass(&alice, &login, String::new(), String::new())
+            .expect("remembered");
+        // One workflow, of another kind: no shared prefix, but the goal begins with it.
+        let mut mine = task("Log in as bob and show me the issues assigned to me");
+        mine.inputs.insert("username".into(), "bob".into());
+        let recalled = memory.recall(&mine).expect("the login as a way in");
+        assert_eq!(recalled.matched, Match::Part);
+        assert_eq!(recalled.steps, login);
+        assert_eq!(recalled.support, 1);
+        // Without the input its step types, the part is no way in.
+        let mut no_username = mine.clone();
+        no_username.inputs.remove("username");
+        assert_eq!(memory.recall(&no_username), None);
+        // A goal that begins otherwise has none.
+        let mut later = task("Show me the issues assigned to me and log in as bob");
+        later.inputs.insert("username".into(), "bob".into());
+        assert_eq!(memory.recall(&later), None);
+        // Two workflows that share more than the login: their longer way in is taken.
+        let mut list = login.clone();
+        list.push((
+            Action::Click {
+                target: target("link", "Your Issues"),
+            },
+            RiskClass::ReadOnly,
+        ));
+        for (goal, last) in [
+            ("Log in as alice and show my issues \"late\"", "late"),
+            ("Log in as alice and list my issues by \"title\"", "title"),
+        ] {
+            let mut steps = list.clone();
+            steps.push((
+                Action::Click {
+                    target: target("link", last),
+                },
+                RiskClass::ReadOnly,
+            ));
+            let mut task = task(goal);
+            task.inputs.insert("username".into(), "alice".into());
+            memory
+                .remember_pass(&task, &steps, String::new(), String::new())
+                .expect("remembered");
+        }
+        let recalled = memory.recall(&mine).expect("a way in");
+        assert_eq!(recalled.matched, Match::Prefix);
+        assert_eq!(recalled.steps, list);
     }
 
     #[test]

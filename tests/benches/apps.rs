@@ -855,6 +855,11 @@ fn memory_table(tasks: &[Task], with: &[Run], without: &[Run]) -> String {
                 "shared prefix, {} of {} steps",
                 r.memory["reached"], r.memory["steps"]
             )
+        } else if r.memory["matched"] == "part" {
+            format!(
+                "first part's workflow, {} of {} steps",
+                r.memory["reached"], r.memory["steps"]
+            )
         } else {
             format!(
                 "diverged after {} of {}",

@@ -587,7 +587,10 @@ fn detour_page(title: &str, body: &str) -> Html<String> {
 async fn detour_login(Form(form): Form<HashMap<String, String>>) -> Html<String> {
     let given = |name: &str| form.get(name).map_or("", |v| v.trim());
     if given("username") == "alice" && given("password") == "s3cret" {
-        page("Home", "<p>Welcome alice! You are logged in.</p>")
+        page(
+            "Home",
+            "<p>Welcome alice! You are logged in.</p><a href=\"/mine\">Your issues</a>",
+        )
     } else {
         detour_page("Tracker", "<p role=alert>Wrong name or password.</p>")
     }
@@ -596,6 +599,7 @@ async fn detour_login(Form(form): Form<HashMap<String, String>>) -> Html<String>
 /// The detour fixture: a tracker whose start page has a login form and a link to a help
 /// page about logging in that has the same form. A search that follows the link (its words
 /// are the goal's) reaches the success in two steps where the start page's form takes one.
+/// Logged in, "Your issues" lists alice's issues (a page linked from nowhere else).
 pub fn detour() -> Router<Arc<Counters>> {
     Router::new()
         .route(
@@ -618,6 +622,10 @@ pub fn detour() -> Router<Arc<Counters>> {
             }),
         )
         .route("/login", post(detour_login))
+        .route(
+            "/mine",
+            get(|| async { page("Your issues", "<p>Issues assigned to alice: none open.</p>") }),
+        )
 }
 
 // ---------------------------------------------------------------------------------------------

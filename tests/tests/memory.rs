@@ -366,3 +366,71 @@ async fn a_verified_pass_is_tried_first_with_another_tasks_values_here_and_after
     assert!(used.worked, "{used:?}");
     assert_eq!(there.metrics.actions, 3, "{:?}", there.metrics);
 }
+
+/// A remembered task the next goal begins with ("Log in as alice" of "Log in as alice and
+/// show me the issues assigned to me") is that goal's way in: its workflow is tried first and
+/// alone, and the search goes on from the page it leads to.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_remembered_task_the_goal_begins_with_is_its_way_in() {
+    let site = sites::serve(sites::detour()).await;
+    let url = site.url("/");
+    let memory = tempfile::tempdir().expect("a memory folder");
+    let memory_path = memory.path().display().to_string();
+    let args = |goal: &'static str, text: &'static str| -> Vec<String> {
+        [
+            "--url",
+            &url,
+            "--goal",
+            goal,
+            "--success-text",
+            text,
+            "--input",
+            "username=alice",
+            "--input",
+            "password=s3cret",
+            "--budget",
+            "40",
+            "--memory",
+            &memory_path,
+            "--embedder",
+            "ngram",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect()
+    };
+    let login = args("Log in as alice", "Welcome alice");
+    let login: Vec<&str> = login.iter().map(String::as_str).collect();
+    let first = forager("part-login", &login).await;
+    assert!(
+        first.passed().metrics.memory.is_none(),
+        "nothing to recall yet"
+    );
+
+    let mine = args(
+        "Log in as alice and show me the issues assigned to me",
+        "Issues assigned to alice",
+    );
+    let mine: Vec<&str> = mine.iter().map(String::as_str).collect();
+    let run = forager("part-mine", &mine).await;
+    let result = run.passed();
+    let used = result
+        .metrics
+        .memory
+        .clone()
+        .expect("the login was recalled");
+    assert_eq!(used.matched, "part", "{used:?}");
+    assert_eq!((used.steps, used.reached), (1, 1), "{used:?}");
+    let labels: Vec<&str> = result.steps.iter().map(|s| s.label.as_str()).collect();
+    assert_eq!(labels.len(), 2, "{labels:?}");
+    assert!(
+        labels[0].contains("Password"),
+        "the login's form: {labels:?}"
+    );
+    assert!(labels[1].contains("Your issues"), "{labels:?}");
+    let report = std::fs::read_to_string(run.out.join("report.html")).expect("a report");
+    assert!(
+        report.contains("the goal's first part"),
+        "the tree names the way in"
+    );
+}

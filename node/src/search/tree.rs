@@ -1045,7 +1045,7 @@ impl<A: Clone> Search<A> {
     }
 
     /// A state's candidates in the order they will be tried, after the memory's votes
-    /// ([`crate::memory::raise_priors`]: remembered routes are tried first); the votes are
+    /// ([`crate::memory::raise_priors`]: plausible remembered routes are tried first); the votes are
     /// kept for the children's replay bonus.
     fn remembered(
         &mut self,

@@ -294,6 +294,10 @@ impl RunView {
                     format!("R: the way in of remembered workflow {short}"),
                     format!("{steps} steps the site's successes began with"),
                 ),
+                crate::memory::Match::Part => (
+                    format!("R: remembered workflow {short}, the goal's first part"),
+                    format!("{steps} steps of a remembered task the goal begins with"),
+                ),
                 _ => (
                     format!("R: remembered workflow {short}"),
                     format!("{steps} steps from memory, tried first"),
