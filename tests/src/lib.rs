@@ -370,6 +370,16 @@ pub fn assert_left_empty(tmp: &std::path::Path) {
     let _ = std::fs::remove_dir(tmp);
 }
 
+/// Whether `text` holds `value` anywhere but inside a long run of hex digits: signatures,
+/// digests and keys are written in hex, and any five digits turn up in them by chance (a
+/// signed `rollouts.json` held "10115" inside a signature).
+pub fn holds_value(text: &str, value: &str) -> bool {
+    text.split(|c: char| !c.is_ascii_alphanumeric())
+        .filter(|word| !(word.len() >= 32 && word.chars().all(|c| c.is_ascii_hexdigit())))
+        .any(|word| word.contains(value))
+        || text.contains(&format!("\"{value}\""))
+}
+
 /// A profile prefix unique to one test.
 pub fn unique_prefix(test: &str) -> String {
     format!("forager-test-{}-{test}-", std::process::id())
@@ -600,6 +610,18 @@ pub fn claiming(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_value_is_found_anywhere_but_inside_a_signature() {
+        let signature = "d0414073a201a976e66e72f358ccb04410994566a80702f60f95a8419bd113fb";
+        assert!(!holds_value(
+            &format!("{{\"sig\":\"{signature}10115ac4\"}}"),
+            "10115"
+        ));
+        assert!(holds_value("{\"value\":\"10115\"}", "10115"));
+        assert!(holds_value("postcode=10115&x=1", "10115"));
+        assert!(holds_value("at 10115 Berlin", "10115"));
+    }
 
     #[test]
     fn a_skip_list_names_capabilities_exactly() {
