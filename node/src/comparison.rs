@@ -5,6 +5,8 @@
 //! the same reading says which option of an operator list a comparator is. Nothing here
 //! decides success.
 
+use forager_protocol::amount::{MAGNITUDES, magnitude, number, written};
+
 /// What a comparison asks of a value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Comparator {
@@ -86,19 +88,6 @@ const PHRASES: &[(&str, Comparator, bool)] = &[
     ("includes", Comparator::Contains, false),
     ("include", Comparator::Contains, false),
     ("including", Comparator::Contains, false),
-];
-
-/// Words after a number that turn "5 million" into `5000000`.
-const MAGNITUDES: &[(&str, f64)] = &[
-    ("thousand", 1e3),
-    ("k", 1e3),
-    ("million", 1e6),
-    ("millions", 1e6),
-    ("m", 1e6),
-    ("mn", 1e6),
-    ("billion", 1e9),
-    ("billions", 1e9),
-    ("bn", 1e9),
 ];
 
 /// Words that say nothing of what is compared.
@@ -279,10 +268,7 @@ fn value_at(tokens: &[Token], lower: &[String], at: usize) -> Option<(String, us
         return Some((token.text.clone(), 1, false));
     }
     if let Some(number) = number(&token.text) {
-        let magnitude = lower
-            .get(at + 1)
-            .and_then(|w| MAGNITUDES.iter().find(|(m, _)| m == w))
-            .map(|(_, factor)| *factor);
+        let magnitude = lower.get(at + 1).and_then(|w| magnitude(w));
         return Some(match magnitude {
             Some(factor) => (written(number * factor), 2, true),
             None => (token.text.replace(',', ""), 1, true),
@@ -295,24 +281,6 @@ fn value_at(tokens: &[Token], lower: &[String], at: usize) -> Option<(String, us
         }
     }
     Some((token.text.clone(), 1, false))
-}
-
-/// A plain number ("5", "2.5", "10,000"), not a date or a code.
-fn number(text: &str) -> Option<f64> {
-    let plain = text.replace(',', "");
-    if plain.is_empty() || !plain.chars().all(|c| c.is_ascii_digit() || c == '.') {
-        return None;
-    }
-    plain.parse().ok()
-}
-
-/// A number as a field wants it: no exponent, no trailing ".0".
-fn written(n: f64) -> String {
-    if n.fract() == 0.0 && n.abs() < 1e15 {
-        format!("{}", n as i64)
-    } else {
-        format!("{n}")
-    }
 }
 
 /// What an operator list's option says it compares by (its label `>`, `starts with`, or its

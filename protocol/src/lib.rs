@@ -7,6 +7,7 @@
 //! - [`predicate`]: how success is recognised (the predicates a task and a capsule's login are
 //!   checked by).
 //! - [`action`], [`observation`]: what an agent does on a page and what it sees there.
+//! - [`amount`]: amounts as goals write them ("5 million" → the digits a field wants).
 //! - [`fingerprint`]: the identity of a page state (two observations with one fingerprint are
 //!   the same state).
 //! - [`trajectory`]: finished rollouts and their fixed-dimension vectors.
@@ -34,6 +35,7 @@
 //! else reads). The imports between modules form no circle.
 
 pub mod action;
+pub mod amount;
 pub mod artifact;
 pub mod capsule;
 pub mod codec;

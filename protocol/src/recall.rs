@@ -377,7 +377,7 @@ impl GoalTemplate {
                     add_word(goal[at..at + value.trim().len()].to_owned(), at);
                 } else if let Some((at, phrase)) =
                     spelled_numbers(goal).into_iter().find(|(at, phrase)| {
-                        spelled_number(phrase).as_deref() == Some(value.trim())
+                        crate::amount::spelled(phrase).as_deref() == Some(value.trim())
                             && !quoted.iter().any(|q| q.contains(at))
                     })
                 {
@@ -949,7 +949,7 @@ fn uses_parameter(action: &Action, parameter: &Parameter) -> bool {
     match parameter.kind {
         ParameterKind::Input => step_inputs(action).contains(&parameter.value.as_str()),
         ParameterKind::Quoted | ParameterKind::Word => {
-            let spelled = spelled_number(&parameter.value);
+            let spelled = crate::amount::spelled(&parameter.value);
             step_values(action).iter().any(|v| {
                 find_words(v, &parameter.value).is_some()
                     || spelled
@@ -1082,53 +1082,39 @@ fn rebase(action: &mut Action, old: &str, new: &str) {
 /// spells was typed ("5 million" typed as 5000000), the number the new one spells.
 fn substitute_value_of(action: &mut Action, old: &str, new: &str) {
     substitute(action, old, new);
-    if let (Some(old), Some(new)) = (spelled_number(old), spelled_number(new)) {
+    if let (Some(old), Some(new)) = (crate::amount::spelled(old), crate::amount::spelled(new)) {
         substitute(action, &old, &new);
     }
 }
 
-/// Words that multiply the number before them, as goals write amounts.
-const MAGNITUDES: &[(&str, f64)] = &[("thousand", 1e3), ("million", 1e6), ("billion", 1e9)];
-
-/// The digits of an amount a phrase spells with a magnitude word ("5 million", "2.5 thousand"
-/// → `5000000`, `2500`); `None` for anything else, a bare number included (that is typed as
-/// the goal writes it).
-fn spelled_number(phrase: &str) -> Option<String> {
-    let mut words = phrase.split_whitespace();
-    let (number, magnitude) = (words.next()?, words.next()?);
-    if words.next().is_some() {
-        return None;
-    }
-    let (_, scale) = MAGNITUDES
-        .iter()
-        .find(|(word, _)| word.eq_ignore_ascii_case(magnitude))?;
-    if !number
-        .chars()
-        .all(|c| c.is_ascii_digit() || c == '.' || c == ',')
-    {
-        return None;
-    }
-    let value: f64 = number.replace(',', "").parse().ok()?;
-    let amount = value * scale;
-    ((0.0..1e15).contains(&amount) && amount.fract() == 0.0).then(|| format!("{amount:.0}"))
-}
-
-/// The amounts a goal spells with a magnitude word, with their byte positions.
+/// The amounts a goal spells with their magnitude ("5 million", "2.5k"), with their byte
+/// positions ([`crate::amount::spelled`]).
 fn spelled_numbers(goal: &str) -> Vec<(usize, String)> {
-    let words: Vec<(usize, &str)> = goal
-        .split_whitespace()
-        .map(|w| (w.as_ptr() as usize - goal.as_ptr() as usize, w))
-        .collect();
-    words
-        .windows(2)
-        .filter_map(|pair| {
-            let (at, _) = pair[0];
-            let magnitude = pair[1].1.trim_end_matches(|c: char| !c.is_alphanumeric());
-            let end = pair[1].0 + magnitude.len();
-            let phrase = goal.get(at..end)?;
-            spelled_number(phrase).map(|_| (at, phrase.to_owned()))
-        })
-        .collect()
+    let mut words: Vec<(usize, &str)> = Vec::new();
+    let mut start = None;
+    for (i, c) in goal.char_indices().chain([(goal.len(), ' ')]) {
+        match (c.is_whitespace(), start) {
+            (true, Some(s)) => {
+                let word = goal[s..i].trim_end_matches(|c: char| !c.is_alphanumeric());
+                words.push((s, word));
+                start = None;
+            }
+            (false, None) => start = Some(i),
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    for (k, &(at, word)) in words.iter().enumerate() {
+        let pair = words
+            .get(k + 1)
+            .and_then(|&(next, magnitude)| goal.get(at..next + magnitude.len()));
+        if let Some(phrase) = pair.filter(|p| crate::amount::spelled(p).is_some()) {
+            out.push((at, phrase.to_owned()));
+        } else if crate::amount::spelled(word).is_some() {
+            out.push((at, word.to_owned()));
+        }
+    }
+    out
 }
 
 fn substitute(action: &mut Action, old: &str, new: &str) {
@@ -1612,18 +1598,6 @@ mod tests {
             .bind(&values, &no_inputs(), &memory.start_url)
             .expect("bound");
         assert_eq!(steps[0].0, filter("2500000"));
-        assert_eq!(spelled_number("12 Thousand"), Some("12000".to_owned()));
-        assert_eq!(
-            spelled_number("1,200 million"),
-            Some("1200000000".to_owned())
-        );
-        assert_eq!(
-            spelled_number("0.0001 thousand"),
-            None,
-            "not a whole number"
-        );
-        assert_eq!(spelled_number("5"), None, "typed as written");
-        assert_eq!(spelled_number("five million"), None);
         assert_eq!(
             spelled_numbers("over 3 million, under 2 billion."),
             vec![(5, "3 million".to_owned()), (22, "2 billion".to_owned())]
