@@ -28,6 +28,10 @@ pub struct StateInfo {
     /// handlers ran: its change is in script state (a button that must be pressed before
     /// another). Such a state is kept (a short chain of them) rather than pruned as no progress.
     pub hidden_change: bool,
+    /// The hidden change drew random numbers (a "Generate" button, a die): the state looks
+    /// like its parent's, but a repeat of the action may show something else, so a longer
+    /// chain of such rolls is kept (see `search::tree::MAX_ROLL_CHAIN`).
+    pub rolled: bool,
     /// A heuristic estimate in [0, 1] of how close the state is to the goal (for example the
     /// similarity of the page to the goal text); used as the value of non-terminal leaves.
     pub value_hint: f64,

@@ -295,6 +295,7 @@ mod tests {
             success: false,
             dead_end: false,
             hidden_change: false,
+            rolled: false,
             value_hint: 0.0,
             auth: 0.0,
             location,

@@ -78,6 +78,7 @@ impl SimEnvironment {
             success: self.site.is_success(state),
             dead_end: false,
             hidden_change: false,
+            rolled: false,
             value_hint: page.hint,
             auth: page.auth,
             location: page.location,

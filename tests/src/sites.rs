@@ -1476,6 +1476,27 @@ fn dynamic_menus() -> Router<Arc<Counters>> {
                 )
             }),
         )
+        // A die: each "Roll" draws from `Math.random` and, until the fifth, shows "not six"
+        // (the second to fourth rolls look exactly like the first); the fifth shows "six".
+        // Which throw shows a six is fixed, so the page does not depend on the seed; the draw
+        // is what makes the click a roll. Submit wins on a six and loses on anything else.
+        .route(
+            "/dice",
+            get(|| async {
+                widget_page(
+                    "Dice",
+                    "<p>Roll the die until it shows a six, then press Submit.</p>\
+                     <p id=face>not rolled yet</p>\
+                     <button id=roll>Roll</button><button id=submit>Submit</button>",
+                    "let rolls = 0; \
+                     document.getElementById('roll').addEventListener('click', () => { \
+                       rolls += 1; Math.random(); \
+                       document.getElementById('face').textContent = rolls >= 5 ? 'six' : 'not six'; }); \
+                     document.getElementById('submit').addEventListener('click', () => \
+                       document.getElementById('face').textContent === 'six' ? win() : lose());",
+                )
+            }),
+        )
         // A box of text that starts in its middle (no control in it, no listener): the submit
         // checks that it was scrolled to its top, as MiniWoB++'s scroll-text-2 does.
         .route(

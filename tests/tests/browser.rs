@@ -387,8 +387,45 @@ async fn a_click_the_page_refuses_is_no_change_and_one_it_remembers_is() {
     let armed = env.act(&click("#arm")).await.expect("arms").state;
     assert_eq!(armed.fingerprint, marked.fingerprint, "nothing to see");
     assert!(armed.hidden_change, "but the page remembers it");
+    assert!(!armed.rolled, "its handler drew no random number");
     let fired = env.act(&click("#fire")).await.expect("fires").state;
     assert!(fired.success);
+    env.close().await;
+    pool.shutdown().await;
+    assert_no_chromium_left(&prefix);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_click_whose_handler_draws_a_random_number_is_a_roll() {
+    let site = sites::serve(sites::dynamic()).await;
+    let prefix = unique_prefix("rolled");
+    let pool = BrowserPool::new(BrowserOptions {
+        profile_prefix: prefix.clone(),
+        ..BrowserOptions::default()
+    });
+    let mut task = TaskSpec::new(
+        site.url("/dice"),
+        "Roll the die until it shows a six, then press Submit",
+        vec![SuccessPredicate::JavaScript("window.REWARD === 1".into())],
+    );
+    task.resettable = true;
+    task.validate().expect("valid");
+    let mut env =
+        ChromiumEnv::new(pool.clone(), Arc::new(task), EnvOptions::default()).expect("valid");
+    let start = env.restore(&[]).await.expect("loads").state;
+    let roll = Action::Click {
+        target: forager_protocol::Target {
+            locators: vec![forager_protocol::Locator::Css("#roll".into())],
+            role: "button".into(),
+            name: "Roll".into(),
+            sends: Default::default(),
+        },
+    };
+    let first = env.act(&roll).await.expect("rolls").state;
+    assert_ne!(first.fingerprint, start.fingerprint, "the face says so");
+    let second = env.act(&roll).await.expect("rolls again").state;
+    assert_eq!(second.fingerprint, first.fingerprint, "the same face");
+    assert!(second.hidden_change && second.rolled, "{second:?}");
     env.close().await;
     pool.shutdown().await;
     assert_no_chromium_left(&prefix);

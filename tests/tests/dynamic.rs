@@ -32,7 +32,9 @@
 //! `submenu`: items that appear half a second after the pointer enters their parent item (the
 //! timer a hover sets was not awaited, so the page was read before they came). `shades`: tiles
 //! with nothing but a colour, "all the shades of red" (they had no name, and one at a time the
-//! search spent its budget on their orders).
+//! search spent its budget on their orders). `dice`: a button that draws a random number
+//! and shows the same thing four times running (MiniWoB++'s generate-number: after two
+//! clicks that changed nothing the fingerprint sees, a third was cut as no progress).
 
 use forager_protocol::result::RunResult;
 use forager_tests::sites::{self, Fixture};
@@ -518,4 +520,15 @@ async fn a_date_picker_stepped_back_to_the_goals_month() {
     assert!(steps.contains(&"click \"Prev\" 3 times"), "{steps:?}");
     assert_eq!(steps.last(), Some(&"click \"Submit\""), "{steps:?}");
     assert!(steps.contains(&"click \"14\""), "{steps:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_roll_of_the_page_dice_is_thrown_again_until_it_shows_what_the_goal_wants() {
+    let site = sites::serve(sites::dynamic()).await;
+    let goal = "Roll the die until it shows a six, then press Submit";
+    let run = run(&site, "dyn-dice", "/dice", goal, "60").await;
+    let result = passed(&run);
+    let mut expected = vec!["click \"Roll\""; 5];
+    expected.push("click \"Submit\"");
+    assert_eq!(labels(result), expected);
 }

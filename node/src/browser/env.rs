@@ -876,6 +876,7 @@ impl ChromiumEnv {
             success,
             dead_end,
             hidden_change: false,
+            rolled: false,
             value_hint: proposals.value_hint,
             auth,
             location: location_of(&observation.url),
@@ -977,7 +978,7 @@ impl ChromiumEnv {
             return Err(error);
         }
         self.stats.acts += 1;
-        let handled_before = live.tab.handled().await.unwrap_or(0);
+        let effects_before = live.tab.input_effects().await.unwrap_or_default();
         let result = self.execute(&live.tab, action).await;
         let performed = match result {
             Ok(performed) => performed,
@@ -1092,8 +1093,8 @@ impl ChromiumEnv {
                 action,
                 Action::Fill { enter: false, .. } | Action::Select { .. } | Action::Slide { .. }
             );
-            let handled_after = live.tab.handled().await.unwrap_or(handled_before);
-            if handled_after == handled_before || typed_only {
+            let effects_after = live.tab.input_effects().await.unwrap_or(effects_before);
+            if effects_after.handled == effects_before.handled || typed_only {
                 live.observation = observation;
                 live.proposals = proposals;
                 self.current = Some(live);
@@ -1104,6 +1105,7 @@ impl ChromiumEnv {
                 });
             }
             state.hidden_change = true;
+            state.rolled = effects_after.drawn > effects_before.drawn;
         }
         live.prefix.push((action.clone(), observation.fingerprint));
         live.documents.push(performed.new_document);

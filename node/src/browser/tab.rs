@@ -328,6 +328,16 @@ struct EvaluateParams {
 /// Which locator of a target's chain resolved it.
 pub type LocatorIndex = usize;
 
+/// What real input set going in a document, counted by the determinism script
+/// ([`Tab::input_effects`]); two readings taken around an action say what the action did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct InputEffects {
+    /// Runs of the page's own element handlers for trusted input.
+    pub handled: u64,
+    /// Random numbers those handlers drew (`Math.random`).
+    pub drawn: u64,
+}
+
 /// A browser context with one page and forager's guards.
 pub struct Tab {
     browser: Arc<Browser>,
@@ -763,13 +773,22 @@ impl Tab {
         Ok(id.map(|id| *id.inner()))
     }
 
-    /// How many times the page's own element handlers have run for real input in the current
-    /// document (counted by the determinism script; 0 when it cannot be read).
-    pub async fn handled(&self) -> Result<u64, EnvError> {
+    /// What real input has set going in the current document so far (counted by the
+    /// determinism script; zeros when it cannot be read): how often the page's own element
+    /// handlers ran, and how many random numbers they drew.
+    pub async fn input_effects(&self) -> Result<InputEffects, EnvError> {
         let value = self
-            .evaluate("(window[Symbol.for('forager.handled')] || 0)".into(), false)
+            .evaluate(
+                "[window[Symbol.for('forager.handled')] || 0, window[Symbol.for('forager.drawn')] || 0]"
+                    .into(),
+                false,
+            )
             .await?;
-        Ok(value.as_u64().unwrap_or(0))
+        let count = |index: usize| value.get(index).and_then(|v| v.as_u64()).unwrap_or(0);
+        Ok(InputEffects {
+            handled: count(0),
+            drawn: count(1),
+        })
     }
 
     /// How long until the next timer that real input caused runs, if one is due within a

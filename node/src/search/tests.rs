@@ -53,6 +53,8 @@ struct Graph {
     expired: Vec<u32>,
     /// States reached by an action whose only effect is in script (give them an alias too).
     hidden: Vec<u32>,
+    /// Hidden states whose action drew random numbers (a roll of the page's dice).
+    rolled: Vec<u32>,
     /// States no action reaches: an edge to one fails as a hidden target does.
     unreachable: Vec<u32>,
 }
@@ -89,6 +91,7 @@ impl Graph {
             dead_ends: Vec::new(),
             expired: Vec::new(),
             hidden: Vec::new(),
+            rolled: Vec::new(),
             unreachable: Vec::new(),
         }
     }
@@ -118,6 +121,7 @@ impl Graph {
             success: state == self.goal,
             dead_end: self.dead_ends.contains(&state),
             hidden_change: self.hidden.contains(&state),
+            rolled: self.rolled.contains(&state),
             value_hint: self.hints.get(&state).copied().unwrap_or(0.0),
             auth: 0.0,
             location: u64::from(self.alias.get(&state).copied().unwrap_or(state)),
@@ -448,6 +452,37 @@ fn a_change_only_the_script_holds_is_kept_a_few_times_in_a_row() {
         graph.executed,
         report.prunes
     );
+}
+
+#[test]
+fn rolls_of_the_page_dice_are_kept_longer_than_other_hidden_changes() {
+    // "Generate a number greater than 4, then press submit": every "generate" shows a number
+    // the fingerprint does not tell apart; the first four miss (submit is a dead end), the
+    // fifth fits. Each generate drew random numbers.
+    let mut edges = vec![(0, "generate", 1, 0.5)];
+    for roll in 1..=5 {
+        edges.push((roll, "submit", 10 + roll, 0.6));
+        edges.push((roll, "generate", roll + 1, 0.5));
+    }
+    let build = |rolled: bool| {
+        let mut graph = Graph::new(15, &edges);
+        graph.alias.extend((2..=6).map(|state| (state, 1)));
+        graph.hidden.extend(2..=6);
+        if rolled {
+            graph.rolled.extend(2..=6);
+        }
+        graph.dead_ends.extend(11..=14);
+        graph
+    };
+    let (report, _) = search(&mut build(true), SearchConfig::default());
+    assert_eq!(report.finish, Finish::Solved, "{:?}", report.prunes);
+    let best = report.best.expect("a success");
+    assert_eq!(best.len(), 6, "five generates and a submit");
+
+    // The same page whose handler draws nothing is cut after MAX_HIDDEN_CHAIN.
+    let (report, _) = search(&mut build(false), SearchConfig::default());
+    assert_ne!(report.finish, Finish::Solved);
+    assert_eq!(report.prunes.get("no_progress"), Some(&1));
 }
 
 #[test]

@@ -41,6 +41,15 @@ pub enum NodeStatus {
 /// handler does not double the tree at each level.
 pub const MAX_HIDDEN_CHAIN: u32 = 2;
 
+/// Most rolls in a row kept: actions whose handler drew random numbers and whose page looks
+/// as before ("Generate" showed a number the fingerprint does not tell apart, or the same
+/// one). Each is another throw of the page's dice: with a one-in-three chance per throw,
+/// eleven throws (the first and ten kept repeats) all miss 1.2 % of the time (six kept
+/// repeats were too few on a development seed of MiniWoB++'s generate-number, whose first
+/// eight numbers all missed). A page whose every click draws pays at most this many levels
+/// per candidate, within the budget.
+pub const MAX_ROLL_CHAIN: u32 = 10;
+
 /// Longest detour back to a state where an action failed that is kept rather than pruned as
 /// a loop: two steps, a popup shown and dismissed.
 pub const MAX_DETOUR: u32 = 2;
@@ -1128,8 +1137,13 @@ impl<A: Clone> Search<A> {
                 // A change only the page's script holds: kept, a few in a row at most. It
                 // shares its parent's fingerprint, so it owns no state of its own.
                 Some(PruneReason::NoProgress)
-                    if step.state.hidden_change && self.hidden_chain(parent) < MAX_HIDDEN_CHAIN => {
-                }
+                    if step.state.hidden_change
+                        && self.hidden_chain(parent)
+                            < if step.state.rolled {
+                                MAX_ROLL_CHAIN
+                            } else {
+                                MAX_HIDDEN_CHAIN
+                            } => {}
                 // Back where an action failed, by a short detour (a popup that took the
                 // field's focus, shown and dismissed): the page looks as it did, but pages
                 // remember what they showed, and what failed there may work now. Kept as a
@@ -1192,6 +1206,7 @@ impl<A: Clone> Search<A> {
                     success: false,
                     dead_end: false,
                     hidden_change: false,
+                    rolled: false,
                     value_hint: 0.0,
                     auth: 0.0,
                     location: 0,

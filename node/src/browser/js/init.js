@@ -26,7 +26,18 @@
       Object.defineProperty(object, name, { value, writable: false, configurable: false });
     } catch (e) {}
   };
-  define(Math, "random", random);
+  // Draws made while a handler ran for real input (`inInput`, below): an action that draws
+  // is a roll of the page's dice ("Generate a number"), and its repeat may show another face
+  // even when it shows the same one now. Read through `window[Symbol.for("forager.drawn")]`.
+  let drawn = 0;
+  const countedRandom = () => {
+    if (inInput > 0) drawn += 1;
+    return random();
+  };
+  define(Math, "random", countedRandom);
+  try {
+    Object.defineProperty(window, Symbol.for("forager.drawn"), { get: () => drawn, configurable: false });
+  } catch (e) {}
 
   // The virtual clock, in milliseconds since the document started.
   let virtual = 0;
