@@ -164,6 +164,65 @@ const PREFILLED_FILL: f64 = 0.5;
 /// The goal's numbers a slider is offered, at most (each slider gets each).
 const MAX_SLIDE_NUMBERS: usize = 8;
 
+/// A slide's affinity when the goal speaks of a slider (above a click: the slider is the
+/// way), and when it does not (a slider among other controls, its number perhaps one of the
+/// goal's).
+const SLIDER_NAMED_AFFINITY: f64 = 1.5;
+const SLIDER_AFFINITY: f64 = 0.3;
+
+/// A scroll's affinity: asked for, to the edge the goal names ("scroll to the bottom"); asked
+/// for, to the other edge; not asked for, down (content below the fold may hold the goal);
+/// not asked for, up (seldom the way, but not never: a box that starts in its middle).
+const SCROLL_ASKED_HERE: f64 = 1.2;
+const SCROLL_ASKED_ELSEWHERE: f64 = 0.3;
+const SCROLL_UNASKED_DOWN: f64 = 0.1;
+const SCROLL_UNASKED_UP: f64 = 0.02;
+
+/// How much a control's text beyond its name (a card's body) and the text near it (its
+/// paragraph) count against its name in its likeness to the goal: the name says what the
+/// control does; the rest is context (docs/search-benchmark.md, "What the mix is").
+const TEXT_WEIGHT: f64 = 0.7;
+const NEARBY_WEIGHT: f64 = 0.4;
+
+/// `keeps_course`'s factors, from the least likely way to the most: a link that jumps within
+/// the page for screen readers; one that ends the session, or switches the theme (either loses
+/// what the run has built); one that reloads the page; one that switches the language (the
+/// page's words change under the goal's); one that leaves the start page's area of the site
+/// (the goal may still lie there, rarely).
+const SKIP_LINK_FACTOR: f64 = 0.05;
+const SESSION_END_FACTOR: f64 = 0.1;
+const PRESENTATION_FACTOR: f64 = 0.1;
+const RELOAD_FACTOR: f64 = 0.2;
+const LANGUAGE_FACTOR: f64 = 0.3;
+const LEAVES_AREA_FACTOR: f64 = 0.5;
+
+/// `choices`' factors: a choice the goal names that is made already (clicking it undoes
+/// it), and a button while one of the goal's choices is still to make (it would send the
+/// form short of it).
+const CHOICE_UNDONE_FACTOR: f64 = 0.1;
+const CHOICE_PENDING_FACTOR: f64 = 0.5;
+
+/// `position`'s lift: the control at the position the goal names ("the 2nd checkbox"), above
+/// the names' likeness, which tells the checkboxes apart not at all.
+const POSITION_LIFT: f64 = 0.6;
+
+/// `calendar_step`'s lifts: the goal's day in the goal's month (the click that finishes the
+/// date), and a step of the calendar toward the goal's month.
+const GOAL_DAY_LIFT: f64 = 1.5;
+const MONTH_STEP_LIFT: f64 = 1.0;
+
+/// The affinity of pressing a calendar's step control as often as the goal's month is away:
+/// one action for what would be many, above any of them.
+const REPEAT_AFFINITY: f64 = 2.0;
+
+/// `date_nearness`: a field holding another date than the goal's counts at most this share
+/// of the way (by how near its month is); a calendar open on some month is at least
+/// `OPEN_CALENDAR_FLOOR` of the way and at most `SHOWN_MONTH_CEILING` on the goal's month,
+/// below the date held in a field (1).
+const OTHER_DATE_SHARE: f64 = 0.5;
+const OPEN_CALENDAR_FLOOR: f64 = 0.25;
+const SHOWN_MONTH_CEILING: f64 = 0.9;
+
 /// Model cosines at or below this say nothing (a goal and unrelated link texts land around
 /// 0–0.15 with all-MiniLM-L6-v2); above it they are scaled so that [`MODEL_SURE`] counts as
 /// a match.
@@ -231,11 +290,11 @@ impl<E: Embedder> DefaultPolicy<E> {
     fn affinity(&self, goal: &SparseVector, element: &Element) -> f64 {
         let name = self.similarity(goal, &element.name);
         let text = if element.text != element.name {
-            0.7 * self.similarity(goal, &element.text)
+            TEXT_WEIGHT * self.similarity(goal, &element.text)
         } else {
             0.0
         };
-        let nearby = 0.4 * self.similarity(goal, &element.nearby_text);
+        let nearby = NEARBY_WEIGHT * self.similarity(goal, &element.nearby_text);
         name.max(text).max(nearby)
     }
 
@@ -388,28 +447,28 @@ fn keeps_course(element: &Element, task: &TaskContext, page_url: &str) -> f64 {
         .iter()
         .any(|w| name.starts_with(w))
     {
-        return 0.05;
+        return SKIP_LINK_FACTOR;
     }
     if element.href.as_deref() == Some(page_url) {
-        return 0.2;
+        return RELOAD_FACTOR;
     }
     if ends_session(&name) && !ends_session(&goal) {
-        return 0.1;
+        return SESSION_END_FACTOR;
     }
     if is_presentation(&name) && !is_presentation(&goal) {
-        return 0.1;
+        return PRESENTATION_FACTOR;
     }
     if (name.contains("language") || element.role == "combobox" && name.contains("lang"))
         && !goal.contains("language")
     {
-        return 0.3;
+        return LANGUAGE_FACTOR;
     }
     if let (Some(area), Some(href)) = (&task.area, &element.href)
         && let Ok(url) = url::Url::parse(href)
         && area.origin == url.origin().ascii_serialization()
         && !url.path().starts_with(&area.path)
     {
-        return 0.5;
+        return LEAVES_AREA_FACTOR;
     }
     1.0
 }
@@ -571,10 +630,10 @@ impl<'a> Choices<'a> {
             && names_phrase(&self.goal_words, &choice.name)
             && (choice.role == "radio" || !self.undoing)
         {
-            return 0.1;
+            return CHOICE_UNDONE_FACTOR;
         }
         if self.remaining && toggled.is_none() && element.role == "button" {
-            return 0.5;
+            return CHOICE_PENDING_FACTOR;
         }
         1.0
     }
@@ -1004,7 +1063,7 @@ fn position_bonus(observation: &Observation, reading: &GoalReading) -> Vec<f64> 
             .filter(|&i| kind(&observation.elements[i]))
             .collect();
         if let Some(i) = position.ordinal.index(of_kind.len()) {
-            bonus[of_kind[i]] += 0.6;
+            bonus[of_kind[i]] += POSITION_LIFT;
         }
     }
     bonus
@@ -1066,12 +1125,16 @@ impl Calendar {
             let day = self.day.to_string();
             let padded = format!("{:02}", self.day);
             return if name == day || name == padded {
-                1.5
+                GOAL_DAY_LIFT
             } else {
                 0.0
             };
         }
-        if self.steps_toward(element) { 1.0 } else { 0.0 }
+        if self.steps_toward(element) {
+            MONTH_STEP_LIFT
+        } else {
+            0.0
+        }
     }
 
     /// The whole walk to the goal's month in one action, when it is more than one step.
@@ -1098,7 +1161,7 @@ impl Calendar {
                 refused: None,
                 why: Default::default(),
             },
-            2.0,
+            REPEAT_AFFINITY,
         ))
     }
 }
@@ -1128,14 +1191,17 @@ fn date_progress(observation: &Observation, reading: &GoalReading) -> Option<f64
             if date == *goal {
                 1.0
             } else {
-                0.5 * month_nearness(goal.months_from(date.year, date.month))
+                OTHER_DATE_SHARE * month_nearness(goal.months_from(date.year, date.month))
             }
         })
         .fold(None, |best: Option<f64>, p| {
             Some(best.map_or(p, |b| b.max(p)))
         });
-    let shown = crate::goal::shown_month(&observation.text_excerpt)
-        .map(|(year, month)| 0.25 + 0.65 * month_nearness(goal.months_from(year, month)));
+    let shown = crate::goal::shown_month(&observation.text_excerpt).map(|(year, month)| {
+        OPEN_CALENDAR_FLOOR
+            + (SHOWN_MONTH_CEILING - OPEN_CALENDAR_FLOOR)
+                * month_nearness(goal.months_from(year, month))
+    });
     // A date field that takes no typing, empty, and no calendar open: the date is still all
     // to do, and a page that looks promising for other reasons is no nearer to it.
     let picker_waits = || {
@@ -1192,10 +1258,10 @@ fn scroll_candidates(observation: &Observation, goal: &str) -> Vec<(Candidate<Ac
                 ScrollEdge::Top => says(&["top", "beginning", "start"]),
             };
             let affinity = match (asks_scroll, named, to) {
-                (true, true, _) => 1.2,
-                (true, false, _) => 0.3,
-                (false, _, ScrollEdge::Bottom) => 0.1,
-                (false, _, ScrollEdge::Top) => 0.02,
+                (true, true, _) => SCROLL_ASKED_HERE,
+                (true, false, _) => SCROLL_ASKED_ELSEWHERE,
+                (false, _, ScrollEdge::Bottom) => SCROLL_UNASKED_DOWN,
+                (false, _, ScrollEdge::Top) => SCROLL_UNASKED_UP,
             };
             candidates.push((
                 Candidate {
@@ -1289,9 +1355,9 @@ fn slide_candidates(observation: &Observation, goal: &str) -> Vec<(Candidate<Act
         .iter()
         .any(|w| words.contains(w))
     {
-        1.5
+        SLIDER_NAMED_AFFINITY
     } else {
-        0.3
+        SLIDER_AFFINITY
     };
     let slide = |moves: Vec<SliderMove>| {
         (

@@ -343,39 +343,57 @@ async fn a_menu_item_and_the_box_around_it_are_one_control() {
     assert_no_chromium_left(&prefix);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_click_the_page_refuses_is_no_change_and_one_it_remembers_is() {
-    let site = sites::serve(sites::dynamic()).await;
-    let prefix = unique_prefix("refused");
+/// A browser and an environment on one of `sites::dynamic`'s sandboxed pages (a resettable
+/// task that succeeds when the page sets `window.REWARD`), with the profile prefix to check.
+async fn widget_env(
+    site: &sites::Fixture,
+    path: &str,
+    goal: &str,
+) -> (BrowserPool, ChromiumEnv, String) {
+    let prefix = unique_prefix(path.trim_start_matches('/'));
     let pool = BrowserPool::new(BrowserOptions {
         profile_prefix: prefix.clone(),
         ..BrowserOptions::default()
     });
     let mut task = TaskSpec::new(
-        site.url("/board"),
-        "Fire once armed",
+        site.url(path),
+        goal,
         vec![SuccessPredicate::JavaScript("window.REWARD === 1".into())],
     );
     task.resettable = true;
     task.validate().expect("valid");
-    let mut env =
-        ChromiumEnv::new(pool.clone(), Arc::new(task), EnvOptions::default()).expect("valid");
-    let start = env.restore(&[]).await.expect("loads").state;
-    let click = |css: &str| Action::Click {
+    let env = ChromiumEnv::new(pool.clone(), Arc::new(task), EnvOptions::default()).expect("valid");
+    (pool, env, prefix)
+}
+
+/// A click on the button `css` finds.
+fn click_css(css: &str) -> Action {
+    Action::Click {
         target: forager_protocol::Target {
             locators: vec![forager_protocol::Locator::Css(css.into())],
             role: "button".into(),
             name: css.into(),
             sends: Default::default(),
         },
-    };
-    let marked = env.act(&click(".cell")).await.expect("marks a cell").state;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_click_the_page_refuses_is_no_change_and_one_it_remembers_is() {
+    let site = sites::serve(sites::dynamic()).await;
+    let (pool, mut env, prefix) = widget_env(&site, "/board", "Fire once armed").await;
+    let start = env.restore(&[]).await.expect("loads").state;
+    let marked = env
+        .act(&click_css(".cell"))
+        .await
+        .expect("marks a cell")
+        .state;
     assert_ne!(
         marked.fingerprint, start.fingerprint,
         "a marked cell is a new state"
     );
     let again = env
-        .act(&click(".cell"))
+        .act(&click_css(".cell"))
         .await
         .expect("clicks it again")
         .state;
@@ -384,11 +402,11 @@ async fn a_click_the_page_refuses_is_no_change_and_one_it_remembers_is() {
         !again.hidden_change,
         "the cell's handler answered false: it refused the click"
     );
-    let armed = env.act(&click("#arm")).await.expect("arms").state;
+    let armed = env.act(&click_css("#arm")).await.expect("arms").state;
     assert_eq!(armed.fingerprint, marked.fingerprint, "nothing to see");
     assert!(armed.hidden_change, "but the page remembers it");
     assert!(!armed.rolled, "its handler drew no random number");
-    let fired = env.act(&click("#fire")).await.expect("fires").state;
+    let fired = env.act(&click_css("#fire")).await.expect("fires").state;
     assert!(fired.success);
     env.close().await;
     pool.shutdown().await;
@@ -398,32 +416,16 @@ async fn a_click_the_page_refuses_is_no_change_and_one_it_remembers_is() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_click_whose_handler_draws_a_random_number_is_a_roll() {
     let site = sites::serve(sites::dynamic()).await;
-    let prefix = unique_prefix("rolled");
-    let pool = BrowserPool::new(BrowserOptions {
-        profile_prefix: prefix.clone(),
-        ..BrowserOptions::default()
-    });
-    let mut task = TaskSpec::new(
-        site.url("/dice"),
-        "Roll the die until it shows a six, then press Submit",
-        vec![SuccessPredicate::JavaScript("window.REWARD === 1".into())],
-    );
-    task.resettable = true;
-    task.validate().expect("valid");
-    let mut env =
-        ChromiumEnv::new(pool.clone(), Arc::new(task), EnvOptions::default()).expect("valid");
+    let goal = "Roll the die until it shows a six, then press Submit";
+    let (pool, mut env, prefix) = widget_env(&site, "/dice", goal).await;
     let start = env.restore(&[]).await.expect("loads").state;
-    let roll = Action::Click {
-        target: forager_protocol::Target {
-            locators: vec![forager_protocol::Locator::Css("#roll".into())],
-            role: "button".into(),
-            name: "Roll".into(),
-            sends: Default::default(),
-        },
-    };
-    let first = env.act(&roll).await.expect("rolls").state;
+    let first = env.act(&click_css("#roll")).await.expect("rolls").state;
     assert_ne!(first.fingerprint, start.fingerprint, "the face says so");
-    let second = env.act(&roll).await.expect("rolls again").state;
+    let second = env
+        .act(&click_css("#roll"))
+        .await
+        .expect("rolls again")
+        .state;
     assert_eq!(second.fingerprint, first.fingerprint, "the same face");
     assert!(second.hidden_change && second.rolled, "{second:?}");
     env.close().await;

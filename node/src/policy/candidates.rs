@@ -507,8 +507,9 @@ impl<E: Embedder> DefaultPolicy<E> {
                 {
                     continue;
                 }
-                let likeness = 0.5 * self.mixed_affinity(&page.goal, &page.task.goal, element);
-                let fit = 0.5 * quality;
+                let likeness =
+                    FORM_WORDS_SHARE * self.mixed_affinity(&page.goal, &page.task.goal, element);
+                let fit = (1.0 - FORM_WORDS_SHARE) * quality;
                 let position = page.positions[index];
                 for (action, shape, weight) in field_variants(element, field) {
                     let risk = risk::classify(shape, &element_context(element));

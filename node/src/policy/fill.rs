@@ -5,6 +5,30 @@
 
 use super::*;
 
+/// A label on the page ("Username: jdoe") names one of the goal's values when it is this like
+/// the goal (n-grams or the model), or this like a field's name.
+const PAIR_LABEL_LIKENESS: f64 = 0.35;
+const PAIR_FIELD_LIKENESS: f64 = 0.6;
+
+/// The quality of a form whose only fields are lists (nothing to type): choosing is seldom
+/// the whole of a goal, so it stays below a form whose typed values fit.
+const SELECTS_ONLY_QUALITY: f64 = 0.3;
+
+/// An option the goal names by its label or value, against options only like the goal (a
+/// likeness is at most 1).
+pub(super) const NAMED_OPTION_SCORE: f64 = 2.0;
+
+/// A value's fit to a field of its kind (a password into a password field, an address with
+/// `@` into an email field): a whole likeness more.
+const KIND_FIT: f64 = 1.0;
+
+/// A value where its kind is not asked for (a password field for something else, a user
+/// name into a record's "Name"): half a likeness less.
+const MISPLACED: f64 = 0.5;
+
+/// A password into a field that shows what is typed: never, whatever else fits.
+const SECRET_SHOWN: f64 = 2.0;
+
 /// A form's several text fields and what can go into them, read once per assignment.
 struct FormFit<'a> {
     text_fields: Vec<&'a Element>,
@@ -150,10 +174,10 @@ impl<E: Embedder> DefaultPolicy<E> {
                     let label_words: Vec<String> = crate::embed::words(&value.label).collect();
                     let named = (!label_words.is_empty()
                         && label_words.iter().all(|w| goal_words.contains(w)))
-                        || self.similarity(goal, &value.label) >= 0.35
+                        || self.similarity(goal, &value.label) >= PAIR_LABEL_LIKENESS
                         || field_names
                             .iter()
-                            .any(|f| f64::from(f.cosine(&label)) >= 0.6);
+                            .any(|f| f64::from(f.cosine(&label)) >= PAIR_FIELD_LIKENESS);
                     if named {
                         sources.literal(value.value.clone(), value.label.clone());
                     }
@@ -211,7 +235,7 @@ impl<E: Embedder> DefaultPolicy<E> {
             return if selects.is_empty() {
                 Vec::new()
             } else {
-                vec![(selects, 0.3)]
+                vec![(selects, SELECTS_ONLY_QUALITY)]
             };
         }
         if sources.is_empty() && spare.is_empty() {
@@ -283,7 +307,7 @@ impl<E: Embedder> DefaultPolicy<E> {
                             s.literal.eq_ignore_ascii_case(&o.label) || s.literal == o.value
                         });
                         let score = if by_value {
-                            2.0
+                            NAMED_OPTION_SCORE
                         } else {
                             self.similarity(goal, &o.label)
                         };
@@ -323,13 +347,13 @@ impl<E: Embedder> DefaultPolicy<E> {
         let kind = field.input_type.as_str();
         let lower = source.description.to_lowercase();
         if kind == "password" && lower.contains("pass") {
-            s += 1.0;
+            s += KIND_FIT;
         }
         if kind == "email" && (lower.contains("mail") || source.literal.contains('@')) {
-            s += 1.0;
+            s += KIND_FIT;
         }
         if kind == "password" && !lower.contains("pass") {
-            s -= 0.5;
+            s -= MISPLACED;
         }
         // A value the goal labels goes where the page shows its label ("From:"), not where it
         // shows another value's.
@@ -353,13 +377,13 @@ impl<E: Embedder> DefaultPolicy<E> {
         // shows it, a user name not into a record's "Name" (a group named "editors").
         let field_text = describe(field).to_lowercase();
         if lower.contains("pass") && kind != "password" {
-            s -= 2.0;
+            s -= SECRET_SHOWN;
         }
         let credential_field = ["user", "login", "mail", "account", "identifier"]
             .iter()
             .any(|w| field_text.contains(w));
         if (lower.contains("user") || lower.contains("login")) && !credential_field {
-            s -= 0.5;
+            s -= MISPLACED;
         }
         s
     }

@@ -369,7 +369,7 @@ impl<E: Embedder> DefaultPolicy<E> {
                 let named =
                     crate::embed::words(&readable).any(|w| subject.contains(&comparison::stem(&w)));
                 let score = if named {
-                    2.0
+                    super::fill::NAMED_OPTION_SCORE
                 } else {
                     // As a control's likeness: weak n-gram matches squared below the model's.
                     let lexical = self.similarity(&subject_vector, &readable);
