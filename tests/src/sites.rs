@@ -1105,6 +1105,7 @@ pub fn dynamic() -> Router<Arc<Counters>> {
         .merge(dynamic_revealed())
         .merge(dynamic_widgets())
         .merge(dynamic_menus())
+        .merge(dynamic_script_state())
         .merge(dynamic_pointer())
         .merge(dynamic_composite())
         .merge(dynamic_items())
@@ -1355,7 +1356,7 @@ fn dynamic_widgets() -> Router<Arc<Counters>> {
         )
 }
 
-/// Dynamic pages: /forward, /menu, /submenu, /choose-menu, /board, /read-to-top.
+/// Dynamic pages: /forward, /menu, /submenu, /choose-menu.
 fn dynamic_menus() -> Router<Arc<Counters>> {
     Router::new()
         // An email open, with "Reply" (a form whose "to" holds the sender, its message empty)
@@ -1455,6 +1456,11 @@ fn dynamic_menus() -> Router<Arc<Counters>> {
                 )
             }),
         )
+}
+
+/// Dynamic pages whose state is held in their script: /board, /dice, /read-to-top.
+fn dynamic_script_state() -> Router<Arc<Counters>> {
+    Router::new()
         // A board whose cells refuse a second click (their handler answers `false`, as
         // MiniWoB++'s tic-tac-toe does), beside a button whose only effect is in the page's
         // script state (it must be pressed before "Fire").

@@ -648,6 +648,23 @@ impl ChromiumEnv {
                 })
     }
 
+    /// Keeps what a page past a write shows (its digest and a screenshot): the only time it
+    /// can be seen, since a verification will not repeat the write.
+    async fn witness_write(&mut self, tab: &Tab, observation: &Observation) {
+        let screenshot = tab
+            .screenshot()
+            .await
+            .inspect_err(|error| tracing::warn!(%error, "no screenshot of a write"))
+            .ok();
+        self.keep_evidence(
+            observation.fingerprint,
+            WriteEvidence {
+                page_digest: page_digest(observation),
+                screenshot,
+            },
+        );
+    }
+
     fn keep_evidence(&mut self, state: Fingerprint, evidence: WriteEvidence) {
         self.evidence.retain(|(f, _)| *f != state);
         if self.evidence.len() >= MAX_EVIDENCE {
@@ -1065,20 +1082,7 @@ impl ChromiumEnv {
             && (by_logout || login_form)
             && !crate::policy::goal_ends_session(&self.task.goal);
         if !same && self.past_write(&live.prefix, action) {
-            // The only time this page can be seen: a verification will not repeat the write.
-            let screenshot = live
-                .tab
-                .screenshot()
-                .await
-                .inspect_err(|error| tracing::warn!(%error, "no screenshot of a write"))
-                .ok();
-            self.keep_evidence(
-                observation.fingerprint,
-                WriteEvidence {
-                    page_digest: page_digest(&observation),
-                    screenshot,
-                },
-            );
+            self.witness_write(&live.tab, &observation).await;
         }
         if same {
             // Nothing the fingerprint sees changed. If no handler of the page ran either, the
