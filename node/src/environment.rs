@@ -32,6 +32,10 @@ pub struct StateInfo {
     /// like its parent's, but a repeat of the action may show something else, so a longer
     /// chain of such rolls is kept (see `search::tree::MAX_ROLL_CHAIN`).
     pub rolled: bool,
+    /// Most of the page's controls show no words of their own (squares of a board told apart
+    /// by place alone): where such a page's actions also leave the value as it was, the search
+    /// plays them out (`search::tree::FLAT_MIN_CHILDREN`). False where unknown.
+    pub wordless: bool,
     /// A heuristic estimate in [0, 1] of how close the state is to the goal (for example the
     /// similarity of the page to the goal text); used as the value of non-terminal leaves.
     pub value_hint: f64,

@@ -296,6 +296,7 @@ mod tests {
             dead_end: false,
             hidden_change: false,
             rolled: false,
+            wordless: false,
             value_hint: 0.0,
             auth: 0.0,
             location,

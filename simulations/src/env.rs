@@ -79,6 +79,7 @@ impl SimEnvironment {
             dead_end: false,
             hidden_change: false,
             rolled: false,
+            wordless: false,
             value_hint: page.hint,
             auth: page.auth,
             location: page.location,

@@ -1458,7 +1458,7 @@ fn dynamic_menus() -> Router<Arc<Counters>> {
         )
 }
 
-/// Dynamic pages whose state is held in their script: /board, /dice, /read-to-top.
+/// Dynamic pages whose state is held in their script: /board, /dice, /read-to-top, /game.
 fn dynamic_script_state() -> Router<Arc<Counters>> {
     Router::new()
         // A board whose cells refuse a second click (their handler answers `false`, as
@@ -1500,6 +1500,41 @@ fn dynamic_script_state() -> Router<Arc<Counters>> {
                        document.getElementById('face').textContent = rolls >= 5 ? 'six' : 'not six'; }); \
                      document.getElementById('submit').addEventListener('click', () => \
                        document.getElementById('face').textContent === 'six' ? win() : lose());",
+                )
+            }),
+        )
+        // A game of noughts and crosses against a player who moves at random (`Math.random`,
+        // seeded by forager): nine squares with no text, a move only a class on its square
+        // (the eyes value every board alike); a taken square refuses the click. Three in a row
+        // wins; the opponent's three in a row or a full board loses.
+        .route(
+            "/game",
+            get(|| async {
+                let squares: String = (0..9)
+                    .map(|i| format!("<span class=sq id=sq-{i} data-index={i}></span>"))
+                    .collect();
+                widget_page(
+                    "Game",
+                    &format!(
+                        "<p>Play X and win the game.</p><style>.sq {{ display: inline-block; \
+                         width: 30px; height: 30px; border: 1px solid #333; }}</style>\
+                         <div id=game style='width:100px'>{squares}</div>"
+                    ),
+                    "const board = Array(9).fill(0); \
+                     const LINES = [[0,1,2],[3,4,5],[6,7,8],[0,3,6],[1,4,7],[2,5,8],[0,4,8],[2,4,6]]; \
+                     const won = (v) => LINES.some((l) => l.every((i) => board[i] === v)); \
+                     const mark = (i, v) => { board[i] = v; \
+                       document.getElementById('sq-' + i).classList.add(v === 1 ? 'mark-x' : 'mark-o'); }; \
+                     for (const sq of document.querySelectorAll('.sq')) { \
+                       sq.addEventListener('click', function () { \
+                         const i = Number(this.dataset.index); \
+                         if (board[i] !== 0 || window.FAILED || window.REWARD) return false; \
+                         mark(i, 1); \
+                         if (won(1)) return win(); \
+                         const free = board.map((v, j) => v === 0 ? j : -1).filter((j) => j >= 0); \
+                         if (free.length === 0) return lose(); \
+                         mark(free[Math.floor(Math.random() * free.length)], -1); \
+                         if (won(-1) || free.length === 1) lose(); }); }",
                 )
             }),
         )

@@ -532,3 +532,24 @@ async fn a_roll_of_the_page_dice_is_thrown_again_until_it_shows_what_the_goal_wa
     expected.push("click \"Submit\"");
     assert_eq!(labels(result), expected);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_game_whose_board_the_eyes_cannot_read_is_played_out_and_won() {
+    // Every move leaves the eyes' value of the board as it was: searched breadth first, 60
+    // actions do not reach a third move of X (9 + 9 × 7 before the first). Played out from
+    // the board (a random X wins about three games in five against this player), it is won.
+    let site = sites::serve(sites::dynamic()).await;
+    let goal = "Play X and win the game";
+    let run = run(&site, "dyn-game", "/game", goal, "60").await;
+    let result = passed(&run);
+    assert!(
+        result.steps.len() >= 3,
+        "three X in a row: {:?}",
+        labels(result)
+    );
+    assert!(
+        u64::from(result.metrics.actions) > result.metrics.iterations,
+        "playouts ran: {:?}",
+        result.metrics
+    );
+}

@@ -894,6 +894,7 @@ impl ChromiumEnv {
             dead_end,
             hidden_change: false,
             rolled: false,
+            wordless: wordless(&observation),
             value_hint: proposals.value_hint,
             auth,
             location: location_of(&observation.url),
@@ -1469,6 +1470,39 @@ impl crate::worker::EnvFactory for ChromiumFactory {
     }
 }
 
+/// Controls without words needed before a page counts as wordless: fewer are icons beside text.
+const WORDLESS_MIN_CONTROLS: usize = 4;
+
+/// Whether most of the page's controls (two in three, at least [`WORDLESS_MIN_CONTROLS`]) show
+/// no text of their own and are no fields, checkboxes or options, whose words are their labels:
+/// a board's squares, told apart by place alone (`StateInfo::wordless`).
+fn wordless(observation: &Observation) -> bool {
+    let labelled = |role: &str| {
+        matches!(
+            role,
+            "textbox"
+                | "searchbox"
+                | "combobox"
+                | "listbox"
+                | "spinbutton"
+                | "slider"
+                | "checkbox"
+                | "radio"
+                | "option"
+                | "switch"
+                | "menuitemcheckbox"
+                | "menuitemradio"
+        )
+    };
+    let controls: Vec<_> = observation
+        .elements
+        .iter()
+        .filter(|e| !labelled(&e.role) && !e.disabled)
+        .collect();
+    let silent = controls.iter().filter(|e| e.text.trim().is_empty()).count();
+    silent >= WORDLESS_MIN_CONTROLS && silent * 3 >= controls.len() * 2
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1482,6 +1516,34 @@ mod tests {
             name: "Login".into(),
             sends,
         }
+    }
+
+    #[test]
+    fn a_board_of_squares_without_words_is_wordless_and_a_search_page_is_not() {
+        let page = |elements| crate::testing::page("http://127.0.0.1:1/", elements);
+        // Nine squares named from their ids, no text: a board.
+        let square = |i: usize| {
+            let mut square = crate::testing::control("clickable", &format!("ttt {i}"), "");
+            square.text.clear();
+            square
+        };
+        assert!(wordless(&page((0..9).map(square).collect())));
+        // A search form and its results: words on every control but the box.
+        let mut results = vec![crate::testing::control("textbox", "", "")];
+        results.extend(
+            ["Search", "Leonie", "Michel", "2", "3", ">"]
+                .map(|name| crate::testing::control("link", name, "")),
+        );
+        assert!(!wordless(&page(results)));
+        // Checkboxes show no text of their own; their words are their labels.
+        let checkbox = |_| {
+            let mut checkbox = crate::testing::control("checkbox", "", "");
+            checkbox.nearby_text = "Option".into();
+            checkbox
+        };
+        assert!(!wordless(&page((0..9).map(checkbox).collect())));
+        // Three icons are too few to call a page wordless.
+        assert!(!wordless(&page((0..3).map(square).collect())));
     }
 
     #[test]

@@ -10,7 +10,7 @@ use super::tree::{Job, JobOutcome, NodeId, Plan, RolloutStep, Search, WorkerId};
 use super::{Finish, SearchConfig, SearchReport};
 use crate::environment::{Candidate, EnvError, Environment};
 use crate::memory::ReplayMemory;
-use forager_protocol::{FailureReason, RiskClass};
+use forager_protocol::{FailureReason, Fingerprint};
 use futures::StreamExt;
 use futures::stream::FuturesUnordered;
 use rand::{RngExt, SeedableRng};
@@ -375,7 +375,7 @@ async fn execute_job<E: Environment>(
         Err(_) => Vec::new(),
     };
     let rollout = if job.rollout_depth > 0 {
-        roll_out(env, job, candidates.clone()).await
+        roll_out(env, job, candidates.clone(), step.state.fingerprint).await
     } else {
         Vec::new()
     };
@@ -388,21 +388,30 @@ async fn execute_job<E: Environment>(
     (outcome, retries)
 }
 
-/// A prior-weighted random walk that never executes a candidate above the ceiling.
+/// A prior-weighted random walk that never executes a candidate above the ceiling. An action
+/// that left the page as it was (a click on a square already marked) is not picked again in
+/// the walk: a walk is a guess, and one that spends its steps on what did nothing guesses
+/// little.
 async fn roll_out<E: Environment>(
     env: &mut E,
     job: &Job<E::Action>,
     mut candidates: Vec<Candidate<E::Action>>,
+    mut here: Fingerprint,
 ) -> Vec<RolloutStep<E::Action>> {
     let mut rng = rand::rngs::ChaCha8Rng::seed_from_u64(job.rollout_seed);
     let mut steps = Vec::new();
+    let mut idle: Vec<u64> = Vec::new();
     for _ in 0..job.rollout_depth {
-        let Some(candidate) = pick(&mut rng, &candidates, job.risk_ceiling) else {
+        let Some(candidate) = pick(&mut rng, &candidates, job, &idle) else {
             break;
         };
         let Ok(step) = env.act(&candidate.action).await else {
             break;
         };
+        if step.state.fingerprint == here && !step.state.hidden_change {
+            idle.push(candidate.key);
+        }
+        here = step.state.fingerprint;
         // A success or a dead end ends the walk: nothing past either counts.
         let terminal = step.state.success || step.state.dead_end;
         let next = if terminal {
@@ -426,23 +435,26 @@ async fn roll_out<E: Environment>(
 fn pick<A: Clone>(
     rng: &mut rand::rngs::ChaCha8Rng,
     candidates: &[Candidate<A>],
-    ceiling: RiskClass,
+    job: &Job<A>,
+    idle: &[u64],
 ) -> Option<Candidate<A>> {
-    let weight = |c: &Candidate<A>| c.prior.max(0.0) + 0.01;
-    let total: f64 = candidates
-        .iter()
-        .filter(|c| c.risk <= ceiling && c.refused.is_none())
-        .map(weight)
-        .sum();
+    let weight = |c: &Candidate<A>| {
+        if job.playout {
+            1.0
+        } else {
+            c.prior.max(0.0) + 0.01
+        }
+    };
+    let allowed = |c: &&Candidate<A>| {
+        c.risk <= job.risk_ceiling && c.refused.is_none() && !idle.contains(&c.key)
+    };
+    let total: f64 = candidates.iter().filter(allowed).map(weight).sum();
     if total <= 0.0 {
         return None;
     }
     let mut target = rng.random_range(0.0..total);
     let mut last = None;
-    for candidate in candidates
-        .iter()
-        .filter(|c| c.risk <= ceiling && c.refused.is_none())
-    {
+    for candidate in candidates.iter().filter(allowed) {
         target -= weight(candidate);
         last = Some(candidate);
         if target <= 0.0 {

@@ -18,8 +18,8 @@ mod tree;
 
 pub use driver::{NoObserver, SearchError, SearchEvent, SearchObserver, run, run_from, start};
 pub use tree::{
-    FIRST_PLAY_VISITS, Job, JobId, JobOutcome, NodeId, NodeStatus, NodeView, Plan, RolloutStep,
-    Search, WorkerId,
+    FIRST_PLAY_VISITS, FLAT_MIN_CHILDREN, FLAT_PLAYOUT_DEPTH, FLAT_SPREAD, Job, JobId, JobOutcome,
+    NodeId, NodeStatus, NodeView, Plan, RolloutStep, Search, WorkerId,
 };
 
 use forager_protocol::trajectory::Cost;
@@ -104,6 +104,11 @@ pub struct SearchConfig {
     /// tried as a last resort before a node is given up (true), or never (false: as a crawler
     /// does; the state they would reach is known unless the same URL shows another state).
     pub try_known_targets: bool,
+    /// Under [`Evaluation::Heuristic`], the actions of a random playout taken after an action
+    /// tried at a flat node: one whose reached children all look to the eyes as it does
+    /// ([`FLAT_MIN_CHILDREN`], [`FLAT_SPREAD`]), a game's board whose outcome
+    /// shows only at its end. 0: never.
+    pub flat_playout_depth: u32,
     /// Seed of every random choice.
     pub seed: u64,
     /// The task family, for the replay bonus.
@@ -146,6 +151,7 @@ impl Default for SearchConfig {
             max_backup: 0.0,
             first_play_urgency: true,
             try_known_targets: false,
+            flat_playout_depth: tree::FLAT_PLAYOUT_DEPTH,
             seed: 0,
             family: String::new(),
             max_crash_retries: 3,

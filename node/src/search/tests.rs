@@ -57,6 +57,8 @@ struct Graph {
     rolled: Vec<u32>,
     /// States no action reaches: an edge to one fails as a hidden target does.
     unreachable: Vec<u32>,
+    /// States whose controls show words (all others are wordless, as a board is).
+    worded: Vec<u32>,
 }
 
 impl Graph {
@@ -93,6 +95,7 @@ impl Graph {
             hidden: Vec::new(),
             rolled: Vec::new(),
             unreachable: Vec::new(),
+            worded: Vec::new(),
         }
     }
 
@@ -122,6 +125,7 @@ impl Graph {
             dead_end: self.dead_ends.contains(&state),
             hidden_change: self.hidden.contains(&state),
             rolled: self.rolled.contains(&state),
+            wordless: !self.worded.contains(&state),
             value_hint: self.hints.get(&state).copied().unwrap_or(0.0),
             auth: 0.0,
             location: u64::from(self.alias.get(&state).copied().unwrap_or(state)),
@@ -1122,4 +1126,158 @@ fn learned_locations_are_skipped_as_if_reached_here() {
     assert!(!env.executed.contains(&"a"), "{:?}", env.executed);
     assert_eq!(env.executed, ["c", "d"]);
     assert!(tree.locations().any(|(location, _)| location == 4));
+}
+
+#[test]
+fn a_flat_board_is_played_out_to_its_end() {
+    // A game: three moves of six on a board the eyes cannot read (every value hint alike);
+    // a third move wins when the moves' numbers add up to a multiple of three, and loses (a
+    // dead end) otherwise. Searched breadth first, 40 actions never reach a third move
+    // (6 + 36 of them before the first); played out, a third of the walks win.
+    const MOVES: [&str; 6] = ["m0", "m1", "m2", "m3", "m4", "m5"];
+    const GOAL: u32 = 10_000;
+    let mut edges = Vec::new();
+    let mut dead_ends = Vec::new();
+    for first in 0..6u32 {
+        for second in 0..6u32 {
+            let state = 1 + first;
+            let next = 10 + first * 6 + second;
+            if second == 0 {
+                edges.push((0, MOVES[first as usize], state, 0.5));
+            }
+            edges.push((state, MOVES[second as usize], next, 0.5));
+            for third in 0..6u32 {
+                let end = if (first + second + third) % 3 == 0 {
+                    GOAL
+                } else {
+                    let lost = 100 + next * 6 + third;
+                    dead_ends.push(lost);
+                    lost
+                };
+                edges.push((next, MOVES[third as usize], end, 0.5));
+            }
+        }
+    }
+    let build = || {
+        let mut graph = Graph::new(GOAL, &edges);
+        graph.dead_ends.clone_from(&dead_ends);
+        graph
+    };
+    let config = |flat_playout_depth| SearchConfig {
+        action_budget: 40,
+        flat_playout_depth,
+        ..SearchConfig::default()
+    };
+    let (report, _) = search(&mut build(), config(FLAT_PLAYOUT_DEPTH));
+    assert_eq!(report.finish, Finish::Solved, "{:?}", report.prunes);
+    assert_eq!(labels(&report).len(), 3);
+
+    let (report, _) = search(&mut build(), config(0));
+    assert_ne!(
+        report.finish,
+        Finish::Solved,
+        "breadth first it does not get there"
+    );
+}
+
+#[test]
+fn a_page_whose_values_differ_is_not_played_out() {
+    // Four actions at the start of a wordless page, the goal three steps behind the last. When
+    // the eyes value one of the first three above the others, nothing is flat: every action is
+    // a job of the tree. When they value all alike, the fourth is played out (more actions
+    // than jobs).
+    let build = |hint_of_a: f64| {
+        let mut graph = Graph::new(
+            9,
+            &[
+                (0, "a", 1, 0.5),
+                (0, "b", 2, 0.5),
+                (0, "c", 3, 0.5),
+                (0, "d", 4, 0.5),
+                (4, "e", 5, 0.5),
+                (5, "f", 6, 0.5),
+                (6, "g", 9, 0.5),
+            ],
+        );
+        graph.hints.insert(1, hint_of_a);
+        graph
+    };
+    let (report, _) = search(&mut build(0.3), SearchConfig::default());
+    assert_eq!(report.finish, Finish::Solved);
+    assert_eq!(u64::from(report.metrics.actions), report.metrics.iterations);
+
+    let (report, _) = search(&mut build(0.0), SearchConfig::default());
+    assert_eq!(report.finish, Finish::Solved);
+    assert!(
+        u64::from(report.metrics.actions) > report.metrics.iterations,
+        "{:?}",
+        report.metrics
+    );
+
+    // Values that tie on a page whose controls show words (a search form and its results):
+    // the words tell the actions apart, nothing is played out.
+    let mut worded = build(0.0);
+    worded.worded.extend(0..=9);
+    let (report, _) = search(&mut worded, SearchConfig::default());
+    assert_eq!(report.finish, Finish::Solved);
+    assert_eq!(u64::from(report.metrics.actions), report.metrics.iterations);
+}
+
+#[test]
+fn a_playout_does_not_repeat_an_action_that_changed_nothing() {
+    // After "a", a click the eyes favour ("marked", a square already taken) leaves the page
+    // as it was; the playout picks it once, then takes the only other action.
+    let mut graph = Graph::new(
+        9,
+        &[
+            (0, "a", 1, 0.5),
+            (1, "marked", 2, 50.0),
+            (1, "go", 9, 0.01),
+            (2, "marked", 2, 50.0),
+            (2, "go", 9, 0.01),
+        ],
+    );
+    graph.alias.insert(2, 1);
+    let config = SearchConfig {
+        evaluation: Evaluation::Rollout { depth: 3 },
+        ..SearchConfig::default()
+    };
+    let (report, _) = search(&mut graph, config);
+    assert_eq!(report.finish, Finish::Solved, "{:?}", report.prunes);
+    assert_eq!(
+        report.metrics.iterations, 1,
+        "one expansion and its playout"
+    );
+}
+
+#[test]
+fn a_playout_that_ends_the_game_unwon_is_worth_nothing() {
+    // Four moves the eyes value alike; after the fourth, the only move loses (a dead end).
+    // Its playout says so: that move is worth nothing, the others keep the eyes' value.
+    let mut graph = Graph::new(
+        99,
+        &[
+            (0, "a", 1, 0.5),
+            (0, "b", 2, 0.5),
+            (0, "c", 3, 0.5),
+            (0, "d", 4, 0.5),
+            (4, "lose", 5, 0.5),
+        ],
+    );
+    graph.hints.extend((0..=4).map(|state| (state, 0.5)));
+    graph.dead_ends.push(5);
+    let config = SearchConfig {
+        action_budget: 5,
+        ..SearchConfig::default()
+    };
+    let (_, search) = search(&mut graph, config);
+    let value_of = |label| {
+        search
+            .nodes()
+            .find(|n| n.action == Some(&label))
+            .map(|n| n.mean_value)
+            .expect("the move was tried")
+    };
+    assert!(value_of("a") > 0.4, "{}", value_of("a"));
+    assert_eq!(value_of("d"), 0.0);
 }

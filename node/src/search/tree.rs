@@ -60,6 +60,23 @@ pub const MAX_DETOUR: u32 = 2;
 /// 0.25–1 on the simulated sites (`simulations/results/README.md`).
 pub const FIRST_PLAY_VISITS: f64 = 0.5;
 
+/// Reached children a node needs before it can be called flat: three actions that changed the
+/// page and not what the eyes measure are a pattern, one or two may be chance.
+pub const FLAT_MIN_CHILDREN: usize = 3;
+
+/// Widest gap between a child's value hint and its node's under which the node is flat: a
+/// tie, allowing for rounding. A move on a game's board (a mark with no text) moves the eyes'
+/// values by nothing; so do some moves on ordinary pages, whose values move in steps, which is
+/// why a flat node must be `wordless` too.
+pub const FLAT_SPREAD: f64 = 0.005;
+
+/// Actions of a playout from a flat node ([`super::SearchConfig::flat_playout_depth`]):
+/// enough to finish a game of tic-tac-toe from its first move (at most five of a player's
+/// moves), with a no-op click or two on the way. Without them, a tree whose values are all
+/// alike is searched breadth first and never reaches an outcome that needs three good moves
+/// (9 × 7 × 5 paths).
+pub const FLAT_PLAYOUT_DEPTH: u32 = 8;
+
 struct Node<A> {
     parent: Option<NodeId>,
     /// The action from the parent; `None` at the root.
@@ -93,6 +110,8 @@ struct Node<A> {
     /// Reached by an action whose only effect is in the page's script (same fingerprint as
     /// its parent, handlers ran): kept rather than pruned, see [`MAX_HIDDEN_CHAIN`].
     hidden: bool,
+    /// Its page's controls show no words of their own (`StateInfo::wordless`).
+    wordless: bool,
     /// Candidates in descending prior order; the first `next_candidate` are taken.
     candidates: Vec<Candidate<A>>,
     next_candidate: usize,
@@ -173,6 +192,9 @@ pub struct Job<A> {
     pub wants_candidates: bool,
     /// Rollout steps to take after the action (0 for heuristic evaluation).
     pub rollout_depth: u32,
+    /// The rollout is a playout from a flat node, whose eyes cannot tell its actions apart:
+    /// its choices are uniform, not weighted by the priors.
+    pub playout: bool,
     /// Seed for the rollout's random choices.
     pub rollout_seed: u64,
     /// Highest risk class a rollout may execute.
@@ -280,6 +302,8 @@ struct InFlight<A> {
     worker: WorkerId,
     reserved: u32,
     candidate: Candidate<A>,
+    /// Its rollout is a playout from a flat node: an outcome it reached is the node's value.
+    playout: bool,
 }
 
 /// The search tree and planner. See the module documentation of [`crate::search`].
@@ -367,6 +391,7 @@ impl<A: Clone> Search<A> {
             location: root.location,
             page_family: root.page_family,
             hidden: false,
+            wordless: root.wordless,
             candidates: Vec::new(),
             next_candidate: 0,
             deferred: Vec::new(),
@@ -532,10 +557,6 @@ impl<A: Clone> Search<A> {
                 Plan::Finished(Finish::Solved)
             };
         }
-        let rollout_depth = match self.config.evaluation {
-            Evaluation::Heuristic => 0,
-            Evaluation::Rollout { depth } => depth,
-        };
         if self.metrics.actions + self.reserved >= self.config.action_budget {
             return if self.busy() {
                 Plan::Wait
@@ -585,6 +606,15 @@ impl<A: Clone> Search<A> {
             let budget_left = self.config.action_budget - self.metrics.actions - self.reserved;
             let child_depth = self.nodes[parent as usize].depth + 1;
             let expandable = child_depth < self.config.max_depth;
+            let playout = self.config.evaluation == Evaluation::Heuristic
+                && self.config.flat_playout_depth > 0
+                && pick == Pick::Fresh
+                && self.flat(parent);
+            let rollout_depth = match self.config.evaluation {
+                Evaluation::Heuristic if playout => self.config.flat_playout_depth,
+                Evaluation::Heuristic => 0,
+                Evaluation::Rollout { depth } => depth,
+            };
             let rollout = if expandable {
                 rollout_depth
                     .min(budget_left.saturating_sub(1))
@@ -611,6 +641,7 @@ impl<A: Clone> Search<A> {
                     worker,
                     reserved,
                     candidate: candidate.clone(),
+                    playout,
                 },
             ));
             return Plan::Job(Job {
@@ -622,10 +653,42 @@ impl<A: Clone> Search<A> {
                 action: candidate.action,
                 wants_candidates: expandable,
                 rollout_depth: rollout,
+                playout,
                 rollout_seed: self.rng.next_u64(),
                 risk_ceiling: self.config.risk_ceiling,
             });
         }
+    }
+
+    /// Whether the node's actions change its page without changing what the eyes measure, on
+    /// a page whose controls show no words to read (`wordless`): [`FLAT_MIN_CHILDREN`] reached
+    /// children or more, each valued within [`FLAT_SPREAD`] of it; or fewer, none valued
+    /// apart, below a flat node whose value it shares (a board after a move is a board). Its
+    /// moves are told apart only by where they lead in the end, so an action tried there is
+    /// followed by a playout. (Values tie on ordinary pages too, where the eyes' value moves in
+    /// steps: a search form and its results; there the controls' words tell the actions apart,
+    /// and playouts only spent the budget: MiniWoB++ search-engine, development seed 2001.)
+    fn flat(&self, id: NodeId) -> bool {
+        let node = &self.nodes[id as usize];
+        if !node.wordless {
+            return false;
+        }
+        let mut reached = 0;
+        for &child in &node.children {
+            let child = &self.nodes[child as usize];
+            if child.fingerprint.is_none() || matches!(child.status, NodeStatus::Pruned(_)) {
+                continue;
+            }
+            if (child.value_hint - node.value_hint).abs() > FLAT_SPREAD {
+                return false;
+            }
+            reached += 1;
+        }
+        reached >= FLAT_MIN_CHILDREN
+            || node.parent.is_some_and(|parent| {
+                (self.nodes[parent as usize].value_hint - node.value_hint).abs() <= FLAT_SPREAD
+                    && self.flat(parent)
+            })
     }
 
     /// The failure reason when no more work can start, refined by what was seen.
@@ -929,6 +992,7 @@ impl<A: Clone> Search<A> {
             location: reached.map_or(0, |step| step.state.location),
             page_family: reached.map_or(0, |step| step.state.page_family),
             hidden: reached.is_some_and(|step| step.state.hidden_change),
+            wordless: reached.is_some_and(|step| step.state.wordless),
             candidates: Vec::new(),
             next_candidate: 0,
             deferred: Vec::new(),
@@ -1207,6 +1271,7 @@ impl<A: Clone> Search<A> {
                     dead_end: false,
                     hidden_change: false,
                     rolled: false,
+                    wordless: false,
                     value_hint: 0.0,
                     auth: 0.0,
                     location: 0,
@@ -1275,7 +1340,7 @@ impl<A: Clone> Search<A> {
                     }
                     return;
                 }
-                let (value, leaf) = self.evaluate(child, &step, rollout);
+                let (value, leaf) = self.evaluate(child, &step, rollout, flight.playout);
                 self.backup(leaf, value);
                 // The worker's environment sits at the new state unless a rollout moved it.
                 if !rolled_out && self.nodes[child as usize].status == NodeStatus::Open {
@@ -1291,6 +1356,7 @@ impl<A: Clone> Search<A> {
         child: NodeId,
         step: &Step,
         rollout: Vec<RolloutStep<A>>,
+        playout: bool,
     ) -> (f64, NodeId) {
         if step.state.success {
             return (1.0, child);
@@ -1306,6 +1372,13 @@ impl<A: Clone> Search<A> {
                 if self.nodes[parent as usize].status != NodeStatus::Open {
                     break;
                 }
+                // A step that left the page as it was is no part of the path.
+                if !r.step.state.success
+                    && !r.step.state.hidden_change
+                    && self.nodes[parent as usize].fingerprint == Some(r.step.state.fingerprint)
+                {
+                    continue;
+                }
                 // The rollout took this candidate from `parent`; record it as expanded there.
                 let (node, live) = self.attach(parent, &r.candidate, &r.step, r.candidates);
                 if !live {
@@ -1317,6 +1390,12 @@ impl<A: Clone> Search<A> {
                 return (1.0, parent);
             }
             return (hint_value, child);
+        }
+        // A playout that ended the game without winning it lost it: on a flat node that is all
+        // there is to tell its actions apart. (A random walk from an ordinary page that hits a
+        // dead end says little of the action before it: there the hint stands.)
+        if playout && rollout.last().is_some_and(|r| r.step.state.dead_end) {
+            return (0.0, child);
         }
         let steps = rollout.len() as i32;
         let last_hint = rollout
