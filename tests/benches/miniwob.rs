@@ -14,7 +14,9 @@
 //! Flags: `--seeds N` (default 10), `--first-seed N` (default 1: seeds N..N+seeds; 1..=10 is
 //! the training split the policy was tuned on, 1001.. the held-out one), `--tasks a,b,c`
 //! (default: every supported task),
-//! `--budget ACTIONS` (default 200), `--timeout SECS` per episode (default 120), `--out DIR`
+//! `--budget ACTIONS` (default 200), `--timeout SECS` per episode (default 120), `--memory DIR`
+//! (the memory explore reads and keeps; default the per-user one, which a second run on the
+//! same seeds would replay its own successes from) or `--no-memory`, `--out DIR`
 //! (default `target/miniwob/results`), `--survey` (print each task's first instruction and
 //! what forager sees after START, run nothing), `--all` (the excluded tasks too).
 //! Every episode's result is appended to `episodes.jsonl` in the output directory, which a
@@ -28,6 +30,7 @@ use forager_tests::bench::{arg, flag, median, no_result};
 use forager_tests::{forager_binary, sites};
 use serde_json::json;
 use std::collections::BTreeMap;
+use std::ffi::OsStr;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -354,6 +357,10 @@ impl Episode {
 struct Settings {
     budget: u32,
     timeout: u64,
+    /// The memory explore reads and writes: `Some(dir)` for `--memory DIR`, `None` for the
+    /// per-user default; `--no-memory` passes `--no-memory`.
+    memory: Option<PathBuf>,
+    no_memory: bool,
 }
 
 /// Runs `forager explore` on one episode.
@@ -377,6 +384,13 @@ fn explore(
         .args(["--seed", &seed.to_string()])
         .args(["--budget", &settings.budget.to_string()])
         .args(["--timeout", &settings.timeout.to_string()])
+        .args(
+            settings
+                .memory
+                .iter()
+                .flat_map(|dir| [OsStr::new("--memory"), dir.as_os_str()]),
+        )
+        .args(settings.no_memory.then_some("--no-memory"))
         .arg("--json")
         .arg("--out")
         .arg(&run_dir)
@@ -497,6 +511,8 @@ async fn main() {
     let settings = Settings {
         budget: arg("--budget").map_or(200, |s| s.parse().expect("--budget N")),
         timeout: arg("--timeout").map_or(120, |s| s.parse().expect("--timeout SECS")),
+        memory: arg("--memory").map(PathBuf::from),
+        no_memory: flag("--no-memory"),
     };
     let out = arg("--out").map_or_else(|| target.join("miniwob").join("results"), PathBuf::from);
     std::fs::create_dir_all(&out).expect("the output directory");
