@@ -649,6 +649,10 @@ struct GoalProgress {
     choices: Option<f64>,
     /// The values the goal gives that some field holds.
     values: Option<f64>,
+    /// The values the goal gives that no field holds yet and that an empty field of this page
+    /// could take (a name in a one-line field, other values in any): the page is a fill away
+    /// from holding them (a forward's empty "to" for the recipient the goal names).
+    placeable: Option<f64>,
     /// The goal's names (other than the page's controls) that the page shows as content, not
     /// as a control to pick ("the email by Wilhelmina": her email open, not the inbox row), or
     /// holds in a field.
@@ -791,9 +795,11 @@ fn quoted_item_toggles<'a>(
 fn goal_progress(observation: &Observation, reading: &GoalReading, goal: &str) -> GoalProgress {
     let goal_text = padded_words(goal);
     let fields = FieldsHeld::of(observation, &goal_text);
+    let values = values_progress(observation, reading, &fields);
     GoalProgress {
         choices: choices_progress(observation, reading, &goal_text),
-        values: values_progress(observation, reading, &fields),
+        values: values.map(|v| v.held),
+        placeable: values.map(|v| v.placeable),
         names: names_progress(observation, reading, goal, &fields),
         parity: families::parity_marked(observation),
         misplaced: misplaced_fields(reading, &fields),
@@ -804,6 +810,10 @@ fn goal_progress(observation: &Observation, reading: &GoalReading, goal: &str) -
 struct FieldsHeld<'a> {
     values: Vec<&'a PageValue>,
     labels: Vec<String>,
+    /// An empty, editable one-line text field (not a search box unless the goal searches).
+    empty_line: bool,
+    /// An empty, editable text field of any kind (a message body too).
+    empty_any: bool,
 }
 
 impl<'a> FieldsHeld<'a> {
@@ -819,7 +829,22 @@ impl<'a> FieldsHeld<'a> {
             .filter(|v| searching || !v.label.to_lowercase().contains("search"))
             .collect();
         let labels = values.iter().map(|v| label_key(&v.label)).collect();
-        FieldsHeld { values, labels }
+        // A field without a value of its own name on the page is empty (what fields hold is
+        // read under their names).
+        let empty = |e: &&Element| {
+            is_text_field(e)
+                && !e.disabled
+                && !e.readonly
+                && (searching || !e.name.to_lowercase().contains("search"))
+                && !values.iter().any(|v| v.label == e.name)
+        };
+        let empty_fields: Vec<&Element> = observation.elements.iter().filter(empty).collect();
+        FieldsHeld {
+            empty_line: empty_fields.iter().any(|e| e.tag != "textarea"),
+            empty_any: !empty_fields.is_empty(),
+            values,
+            labels,
+        }
     }
 }
 
@@ -860,14 +885,22 @@ fn choices_progress(
     boxes.share()
 }
 
+/// Shares of the goal's values: those some field holds, and those no field holds that an
+/// empty field could take.
+#[derive(Debug, Clone, Copy)]
+struct ValuesProgress {
+    held: f64,
+    placeable: f64,
+}
+
 /// The values the goal gives that some field holds (where the goal labels values, a field
-/// with one of its labels holds that value only).
+/// with one of its labels holds that value only), and those an empty field could take.
 fn values_progress(
     observation: &Observation,
     reading: &GoalReading,
     fields: &FieldsHeld<'_>,
-) -> Option<f64> {
-    let (mut wanted, mut done) = (0usize, 0usize);
+) -> Option<ValuesProgress> {
+    let (mut wanted, mut done, mut placeable) = (0usize, 0usize, 0usize);
     let field_labels = &fields.labels;
     // Where the goal labels values ("from: LIH to: …"), a field with one of its labels holds
     // that value only, and the goal's other values count in the other fields.
@@ -942,9 +975,18 @@ fn values_progress(
         };
         if held_for(label).iter().any(holds) {
             done += 1;
+        } else if match how {
+            // A name goes into a one-line field (a recipient), not a message's body.
+            Held::Exactly => fields.empty_line,
+            Held::Pieces | Held::Phrase => fields.empty_any,
+        } {
+            placeable += 1;
         }
     }
-    (wanted > 0).then(|| done as f64 / wanted as f64)
+    (wanted > 0).then(|| ValuesProgress {
+        held: done as f64 / wanted as f64,
+        placeable: placeable as f64 / wanted as f64,
+    })
 }
 
 /// The goal's names (other than the page's controls) that the page shows as content, not as
@@ -2197,6 +2239,48 @@ mod tests {
         let replied = compose_form("Caprice", "Marlena");
         assert_eq!(names(&forwarded), Some(0.5));
         assert_eq!(names(&replied), Some(0.5));
+    }
+
+    #[test]
+    fn a_form_with_an_empty_field_for_the_goals_value_ranks_above_the_page_before_it() {
+        // MiniWoB++ email-inbox-forward-nl-turk, development seeds 2002-2004: the forward form
+        // (its "to" empty, the sender no longer shown) was valued below the email it came
+        // from and below the reply form, and its send was tried before its fill.
+        let goal = "Find yesterday's emails from Devon and forward them to Donielle.";
+        let reading = GoalReading::of(goal);
+        let policy = DefaultPolicy::default();
+        let value = |o: &Observation| policy.propose(o, &task(goal, &[])).value_hint;
+        let placeable = |o: &Observation| goal_progress(o, &reading, goal).placeable;
+        let forward = compose_form("", "Et volutpat. Tincidunt enim.");
+        // A reply, as MiniWoB++ draws it: the sender as text, the body empty; a name goes in
+        // no body.
+        let header = "to: Devon subject: Re: Et volutpat.";
+        let mut body = element("textbox", header);
+        body.tag = "textarea".into();
+        let mut reply = page(vec![body, element("clickable", "send reply")]);
+        reply.text_excerpt = format!("{goal} {header}");
+        assert_eq!(placeable(&forward), Some(1.0));
+        assert_eq!(placeable(&reply), Some(0.0));
+        assert!(value(&forward) > value(&reply));
+        assert!(
+            value(&forward) < value(&open_email(goal, "Devon")),
+            "her email open shows her name"
+        );
+        // Typed, the recipient is held: more than a place for it.
+        let typed = compose_form("Donielle", "Et volutpat. Tincidunt enim.");
+        assert_eq!(placeable(&typed), Some(0.0));
+        assert!(value(&typed) > value(&forward));
+        // A search box is no place for a value unless the goal searches.
+        let form = FormContext {
+            name: "search".into(),
+            submit_name: None,
+            posts: false,
+            selector: "#search".into(),
+            implicit: true,
+        };
+        let mut search = page(vec![one_line_field("Search", &form)]);
+        search.text_excerpt = "Search".into();
+        assert_eq!(placeable(&search), Some(0.0));
     }
 
     #[test]

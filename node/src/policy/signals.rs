@@ -525,7 +525,21 @@ pub(super) const PAGE_SIGNALS: &[PageSignal] = &[
         raises_only: true,
         read: |parts| parts.progress.values,
     },
+    PageSignal {
+        name: "values_placeable",
+        reads: "the values the goal gives that no field holds and an empty field could take",
+        share: 1.0,
+        raises_only: true,
+        read: |parts| parts.progress.placeable.map(|p| p * PLACEABLE_CREDIT),
+    },
 ];
+
+/// What a value that an empty field could take counts for, against one a field holds: half.
+/// The page is one fill from holding it, where a page without a field for it is at least
+/// two steps away (an email's view, before its "Forward"): without it the forward form ranks
+/// below the email it came from (its sender no longer shown), and its send was tried before
+/// its fill (MiniWoB++ email-inbox-forward-nl-turk, development seeds).
+pub(super) const PLACEABLE_CREDIT: f64 = 0.5;
 
 /// The page's penalty: a field labelled for one of the goal's values that holds another.
 pub(super) const MISPLACED_VALUES: &str = "misplaced_values";
@@ -572,6 +586,7 @@ mod tests {
         GoalProgress {
             choices: None,
             values: None,
+            placeable: None,
             names: None,
             parity: None,
             misplaced: 0,

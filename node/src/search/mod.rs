@@ -252,6 +252,9 @@ pub struct SearchMetrics {
     pub commuted_later: u64,
     /// States at which the memory voted for some of the actions.
     pub remembered: u64,
+    /// Nodes closed because their actions reached only known states (see
+    /// `tree::COPY_AFTER_KNOWN`).
+    pub copies_closed: u64,
 }
 
 /// What a search produced.

@@ -656,6 +656,61 @@ fn the_other_order_of_two_actions_the_tree_holds_is_tried_last() {
     assert_eq!(report.metrics.commuted_later, 1);
 }
 
+/// An inbox of `rows` rows, each with a star beside it. A star changes the list and nothing
+/// else: every row the starred list opens, the list opens too. The goal is behind the first
+/// row's "forward", whose page the eyes value below the starred lists'.
+fn inbox_with_stars(rows: u32) -> Graph {
+    const ROW: [&str; 6] = ["row0", "row1", "row2", "row3", "row4", "row5"];
+    const STAR: [&str; 6] = ["star0", "star1", "star2", "star3", "star4", "star5"];
+    const STARRED_ROW: [&str; 6] = ["s-row0", "s-row1", "s-row2", "s-row3", "s-row4", "s-row5"];
+    let goal = 100;
+    let mut edges = Vec::new();
+    let mut hints = HashMap::new();
+    for r in 0..rows {
+        let (row, starred) = (1 + r, 20 + r);
+        edges.push((0, ROW[r as usize], row, 0.5));
+        edges.push((0, STAR[r as usize], starred, 0.3));
+        edges.push((row, "forward", 40 + r, 0.5));
+        hints.insert(row, if r == 0 { 0.4 } else { 0.2 });
+        hints.insert(starred, 0.35);
+        hints.insert(40 + r, 0.1);
+        for other in 0..rows {
+            edges.push((starred, STARRED_ROW[other as usize], 1 + other, 0.5));
+        }
+    }
+    edges.push((40, "fill", 50, 0.5));
+    edges.push((50, "send", goal, 0.5));
+    hints.insert(50, 0.5);
+    let mut graph = Graph::new(goal, &edges);
+    graph.hints = hints;
+    graph
+}
+
+#[test]
+fn a_node_whose_actions_reach_only_known_states_is_closed_as_a_copy() {
+    let mut graph = inbox_with_stars(6);
+    let (report, _) = search(&mut graph, SearchConfig::default());
+    assert_eq!(report.finish, Finish::Solved);
+    assert_eq!(labels(&report), ["row0", "forward", "fill", "send"]);
+    // Each starred list is left after two rows it opens are found known.
+    let from_starred = graph
+        .executed
+        .iter()
+        .filter(|l| l.starts_with("s-"))
+        .count();
+    let starred_lists = graph
+        .executed
+        .iter()
+        .filter(|l| l.starts_with("star"))
+        .count();
+    assert!(
+        from_starred <= 2 * starred_lists,
+        "{from_starred} actions from {starred_lists} starred lists: {:?}",
+        graph.executed
+    );
+    assert!(report.metrics.copies_closed >= 1, "{:?}", report.metrics);
+}
+
 #[test]
 fn refinement_finds_the_shorter_path_after_the_first() {
     // The promising-looking route is long; a short route exists behind a low prior.

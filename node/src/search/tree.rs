@@ -77,6 +77,15 @@ pub const FLAT_SPREAD: f64 = 0.005;
 /// (9 × 7 × 5 paths).
 pub const FLAT_PLAYOUT_DEPTH: u32 = 8;
 
+/// Actions from a node that all reached states the tree (or another branch) holds by another
+/// path, with nothing new among them, after which the node is closed as a copy: its page is
+/// one the search has by another way (an inbox with one more star: every row it opens, the
+/// unstarred inbox opens too), and every further action there would most likely be one more
+/// known state at the price of an action. Two, not one: a first known state may be the
+/// commuted order of two actions on a page that does hold something new. A loop back to the
+/// path does not count: a "close" or "back" is on every page, the useful ones too.
+pub const COPY_AFTER_KNOWN: u32 = 2;
+
 struct Node<A> {
     parent: Option<NodeId>,
     /// The action from the parent; `None` at the root.
@@ -1241,6 +1250,34 @@ impl<A: Clone> Search<A> {
         (child, true)
     }
 
+    /// Closes `id` when its actions so far reached only states known elsewhere
+    /// ([`COPY_AFTER_KNOWN`] of them, none new): its untried candidates are dropped, its
+    /// children stay. The root is never closed: it is the only way into its tree.
+    fn close_if_copy(&mut self, id: NodeId) {
+        let node = &self.nodes[id as usize];
+        if id == ROOT || node.status != NodeStatus::Open || self.live_children(id) > 0 {
+            return;
+        }
+        let known = node
+            .children
+            .iter()
+            .filter(|&&c| {
+                matches!(
+                    self.nodes[c as usize].status,
+                    NodeStatus::Pruned(PruneReason::Transposition)
+                )
+            })
+            .count() as u32;
+        if known < COPY_AFTER_KNOWN || !node.has_fresh() && !node.has_deferred() {
+            return;
+        }
+        let node = &mut self.nodes[id as usize];
+        node.next_candidate = node.candidates.len();
+        node.next_deferred = node.deferred.len();
+        self.metrics.copies_closed += 1;
+        tracing::debug!(node = id, known, "closed as a copy of known states");
+    }
+
     /// Counts restores or actions a worker repeated.
     pub fn note_retries(&mut self, retries: u32) {
         self.metrics.retries += u64::from(retries);
@@ -1338,6 +1375,7 @@ impl<A: Clone> Search<A> {
                         let mean = parent.value_sum / f64::from(parent.visits);
                         self.backup(flight.parent, mean);
                     }
+                    self.close_if_copy(flight.parent);
                     return;
                 }
                 let (value, leaf) = self.evaluate(child, &step, rollout, flight.playout);
