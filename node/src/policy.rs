@@ -822,11 +822,11 @@ impl<'a> FieldsHeld<'a> {
         // otherwise the reply text in the inbox's search field looks like a reply half
         // written.
         let searching = goal_text.contains(" search ");
+        let counts = |name: &str| searching || !name.to_lowercase().contains("search");
         let values: Vec<&PageValue> = observation
             .values
             .iter()
-            .filter(|v| v.kind == PageValueKind::Field)
-            .filter(|v| searching || !v.label.to_lowercase().contains("search"))
+            .filter(|v| v.kind == PageValueKind::Field && counts(&v.label))
             .collect();
         let labels = values.iter().map(|v| label_key(&v.label)).collect();
         // A field without a value of its own name on the page is empty (what fields hold is
@@ -835,7 +835,7 @@ impl<'a> FieldsHeld<'a> {
             is_text_field(e)
                 && !e.disabled
                 && !e.readonly
-                && (searching || !e.name.to_lowercase().contains("search"))
+                && counts(&e.name)
                 && !values.iter().any(|v| v.label == e.name)
         };
         let empty_fields: Vec<&Element> = observation.elements.iter().filter(empty).collect();

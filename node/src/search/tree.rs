@@ -1024,11 +1024,7 @@ impl<A: Clone> Search<A> {
     /// repeat a write): its untried candidates are lost, but its children, whose pages may
     /// still be kept, stay searchable.
     fn freeze(&mut self, id: NodeId) {
-        let node = &mut self.nodes[id as usize];
-        let lost = (node.candidates.len() - node.next_candidate)
-            + (node.deferred.len() - node.next_deferred);
-        node.next_candidate = node.candidates.len();
-        node.next_deferred = node.deferred.len();
+        let lost = self.drop_untried(id);
         *self
             .prunes
             .entry(PruneReason::ReplayUnsafe.kind())
@@ -1250,6 +1246,16 @@ impl<A: Clone> Search<A> {
         (child, true)
     }
 
+    /// Drops the candidates `id` has not tried yet (fresh and deferred); returns how many.
+    fn drop_untried(&mut self, id: NodeId) -> usize {
+        let node = &mut self.nodes[id as usize];
+        let untried = (node.candidates.len() - node.next_candidate)
+            + (node.deferred.len() - node.next_deferred);
+        node.next_candidate = node.candidates.len();
+        node.next_deferred = node.deferred.len();
+        untried
+    }
+
     /// Closes `id` when its actions so far reached only states known elsewhere
     /// ([`COPY_AFTER_KNOWN`] of them, none new): its untried candidates are dropped, its
     /// children stay. The root is never closed: it is the only way into its tree.
@@ -1268,12 +1274,9 @@ impl<A: Clone> Search<A> {
                 )
             })
             .count() as u32;
-        if known < COPY_AFTER_KNOWN || !node.has_fresh() && !node.has_deferred() {
+        if known < COPY_AFTER_KNOWN || self.drop_untried(id) == 0 {
             return;
         }
-        let node = &mut self.nodes[id as usize];
-        node.next_candidate = node.candidates.len();
-        node.next_deferred = node.deferred.len();
         self.metrics.copies_closed += 1;
         tracing::debug!(node = id, known, "closed as a copy of known states");
     }
