@@ -78,6 +78,7 @@ pub(crate) mod testing {
             validation_errors: vec![],
             values: vec![],
             scrollables: vec![],
+            terminals: vec![],
             fingerprint: forager_protocol::Fingerprint([0; 16]),
         }
     }

@@ -17,6 +17,7 @@ mod families;
 mod fill;
 mod precise;
 pub mod signals;
+mod terminal;
 
 use crate::embed::{SparseVector, action_key, stable_hash, text_features};
 use crate::environment::Candidate;

@@ -142,6 +142,20 @@ pub enum ScrollPosition {
     Bottom,
 }
 
+/// A terminal in the page: a field the page keeps out of sight (transparent, or a pixel or
+/// less) that takes the keys typed at it, and a transcript beside it that shows what they did
+/// (a web shell; xterm.js's helper text area). Commands are typed into the field with Enter.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Terminal {
+    /// The field's accessible name, or the transcript's first line.
+    pub name: String,
+    /// The field's locators, CSS first.
+    pub locators: Vec<Locator>,
+    /// The transcript's last lines (bounded), a cursor's block characters removed; its last
+    /// line is the prompt waiting for a command.
+    pub transcript: Vec<String>,
+}
+
 /// A dialog the page opened.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Dialog {
@@ -181,6 +195,9 @@ pub struct Observation {
     /// Boxes of text that scroll (bounded).
     #[serde(default)]
     pub scrollables: Vec<Scrollable>,
+    /// Terminals that take typed commands (bounded).
+    #[serde(default)]
+    pub terminals: Vec<Terminal>,
     /// The state's identity.
     pub fingerprint: Fingerprint,
 }

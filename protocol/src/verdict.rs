@@ -139,6 +139,7 @@ mod tests {
             validation_errors: errors.iter().map(|e| e.to_string()).collect(),
             values: vec![],
             scrollables: vec![],
+            terminals: vec![],
             fingerprint: Fingerprint([fp; 16]),
         }
     }

@@ -1458,7 +1458,8 @@ fn dynamic_menus() -> Router<Arc<Counters>> {
         )
 }
 
-/// Dynamic pages whose state is held in their script: /board, /dice, /read-to-top, /game.
+/// Dynamic pages whose state is held in their script: /board, /dice, /read-to-top, /game,
+/// /shell.
 fn dynamic_script_state() -> Router<Arc<Counters>> {
     Router::new()
         // A board whose cells refuse a second click (their handler answers `false`, as
@@ -1535,6 +1536,43 @@ fn dynamic_script_state() -> Router<Arc<Counters>> {
                          if (free.length === 0) return lose(); \
                          mark(free[Math.floor(Math.random() * free.length)], -1); \
                          if (won(-1) || free.length === 1) lose(); }); }",
+                )
+            }),
+        )
+        // A shell in the page, as xterm.js makes one: the keys go to a text area of no size
+        // that no one sees, a script keeps the line and draws the transcript (a blinking
+        // block for a cursor) in a <pre> beside it. Its greeting says to enter "help"; the
+        // help lists "list" and "erase NAME"; erasing the file that ends with .log wins, any
+        // other loses. Other words than MiniWoB++'s terminal, the same kind of page.
+        .route(
+            "/shell",
+            get(|| async {
+                widget_page(
+                    "Shell",
+                    "<pre id=screen></pre>\
+                     <textarea id=keys style='opacity:0;width:0;height:0;position:absolute'></textarea>",
+                    "const files = ['notes.txt', 'build.log', 'photo.png', 'readme']; \
+                     const prompt = 'guest@box:~$'; let line = ''; let blink = true; \
+                     const shown = [\"Enter 'help' to see the commands.\"]; \
+                     const screen = document.getElementById('screen'); \
+                     const draw = () => { screen.textContent = shown.concat([prompt + ' ' + line + (blink ? '\\u2588' : '')]).join('\\n'); }; \
+                     setInterval(() => { blink = !blink; draw(); }, 300); \
+                     const run = (command) => { shown.push(prompt + ' ' + command); \
+                       const [name, arg] = command.trim().split(/\\s+/); \
+                       if (name === 'help') shown.push('list: show the files', 'Usage: list', \
+                         'erase: delete a file for good', 'Usage: erase NAME'); \
+                       else if (name === 'list') shown.push(files.join('  ')); \
+                       else if (name === 'erase') { const i = files.indexOf(arg); \
+                         if (i < 0) shown.push('error: no such file'); \
+                         else { files.splice(i, 1); arg.endsWith('.log') ? win() : lose(); } } \
+                       else shown.push('unknown command'); }; \
+                     const keys = document.getElementById('keys'); \
+                     keys.addEventListener('keydown', (e) => { \
+                       if (e.key === 'Enter') { run(line); line = ''; } \
+                       else if (e.key === 'Backspace') line = line.slice(0, -1); \
+                       else if (e.key.length === 1) line += e.key; \
+                       e.preventDefault(); keys.value = ''; draw(); }); \
+                     screen.addEventListener('click', () => keys.focus()); draw();",
                 )
             }),
         )

@@ -534,6 +534,26 @@ async fn a_roll_of_the_page_dice_is_thrown_again_until_it_shows_what_the_goal_wa
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_shell_in_the_page_is_asked_for_help_then_told_what_its_help_teaches() {
+    // The keys go to a field no one sees and the page reads key presses, not the field's
+    // value: typed as text, nothing reaches the shell. Its greeting teaches "help", the help
+    // teaches "list" and "erase NAME", the listing gives the name.
+    let site = sites::serve(sites::dynamic()).await;
+    let goal = "Erase the file whose name ends with .log";
+    let run = run(&site, "dyn-shell", "/shell", goal, "30").await;
+    let result = passed(&run);
+    // The field has no name of its own: the terminal is named by its transcript's first line.
+    let typed = |command: &str| {
+        format!("fill \"Enter 'help' to see the commands.\" with \"{command}\" + Enter")
+    };
+    assert_eq!(
+        labels(result),
+        vec![typed("help"), typed("list"), typed("erase build.log")]
+    );
+    replays(&run, "dyn-shell", 3).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_game_whose_board_the_eyes_cannot_read_is_played_out_and_won() {
     // Every move leaves the eyes' value of the board as it was: searched breadth first, 60
     // actions do not reach a third move of X (9 + 9 × 7 before the first). Played out from

@@ -240,6 +240,8 @@ pub(crate) struct RawObservation {
     pub values: Vec<forager_protocol::observation::PageValue>,
     #[serde(default)]
     pub scrollables: Vec<forager_protocol::observation::Scrollable>,
+    #[serde(default)]
+    pub terminals: Vec<forager_protocol::observation::Terminal>,
     /// A random name of the document, the same for every look at it.
     #[serde(default)]
     pub document: String,
@@ -254,6 +256,9 @@ struct ActResult {
     covered_by: Option<String>,
     /// A date, time, colour or range input: its value is set rather than typed.
     picker: Option<bool>,
+    /// A terminal's field (see `keyCatcher` in prelude.js): typed key by key, since the page
+    /// reads its key presses, not its value.
+    keys: Option<bool>,
     /// Where a scrolling box stands (`top`, `middle`, `bottom`).
     at: Option<String>,
     /// Listed elements that hold a typed text (see [`Tab::fill_choosing`]).
@@ -979,7 +984,9 @@ impl Tab {
             }
             return Ok(set.locator.unwrap_or(0).max(0) as usize);
         }
-        if !text.is_empty() {
+        if result.keys == Some(true) {
+            self.type_keys(text).await?;
+        } else if !text.is_empty() {
             timed(
                 "type",
                 self.timeouts.call,
@@ -988,6 +995,30 @@ impl Tab {
             .await?;
         }
         Ok(result.locator.unwrap_or(0).max(0) as usize)
+    }
+
+    /// Types text one key at a time (a key down that carries the character, a key up), as a
+    /// keyboard does: a terminal reads its field's key presses and keeps its own line, so
+    /// inserted text would reach the field's value and nothing else. Bounded: one call's
+    /// timeout per key event.
+    async fn type_keys(&self, text: &str) -> Result<(), EnvError> {
+        for character in text.chars() {
+            let key = character.to_string();
+            let down = DispatchKeyEventParams::builder()
+                .r#type(DispatchKeyEventType::KeyDown)
+                .key(key.clone())
+                .text(key.clone())
+                .build()
+                .map_err(EnvError::Other)?;
+            let up = DispatchKeyEventParams::builder()
+                .r#type(DispatchKeyEventType::KeyUp)
+                .key(key)
+                .build()
+                .map_err(EnvError::Other)?;
+            timed("key down", self.timeouts.call, self.page.execute(down)).await?;
+            timed("key up", self.timeouts.call, self.page.execute(up)).await?;
+        }
+        Ok(())
     }
 
     /// Types text into a field as [`Tab::fill`] does and then, where typing brought up a list
@@ -1570,6 +1601,7 @@ fn to_observation(
         validation_errors: raw.validation_errors,
         values: raw.values,
         scrollables: raw.scrollables,
+        terminals: raw.terminals,
         fingerprint,
     }
 }

@@ -226,6 +226,11 @@ impl<E: Embedder> DefaultPolicy<E> {
         self.loose_fills(&page, &mut scored);
         scored.extend(choices_check(&page));
         scored.extend(item_checks(&page));
+        for command in super::terminal::commands(&observation.terminals, &task.goal) {
+            let key = action_key(&command.action.label());
+            let typed = candidate(command.action, command.risk, key);
+            scored.push(Scored::new(typed, command.affinity, command.why));
+        }
         scored.append(&mut aside);
         for (candidate, affinity) in scroll_candidates(observation, &task.goal) {
             scored.push(Scored::aside(

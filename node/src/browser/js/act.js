@@ -85,7 +85,9 @@ if (!el && lastResort && !(EXPECT.href && lastResort.el.href && lastResort.el.hr
   used = lastResort.index;
 }
 if (!el) return { status: "missing" };
-if (!visible(el)) return { status: "hidden", locator: used };
+// A terminal's key catcher is out of sight by design: it is typed into, nothing else.
+const catcher = OP === "focus_clear" && keyCatcher(el);
+if (!visible(el) && !catcher) return { status: "hidden", locator: used };
 // A disabled box still scrolls (an agreement that unlocks its form once read to the end).
 if (el.disabled && OP !== "scroll") return { status: "disabled", locator: used };
 
@@ -123,7 +125,7 @@ switch (OP) {
     } else if (el.isContentEditable) {
       el.textContent = "";
     }
-    return { status: deepActive() === el ? "ok" : "unfocusable", locator: used };
+    return { status: deepActive() === el ? "ok" : "unfocusable", locator: used, keys: catcher };
   }
   case "select": {
     if (el.tagName !== "SELECT") return { status: "not_select", locator: used };

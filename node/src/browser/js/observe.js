@@ -97,6 +97,41 @@
       }
     }
   }
+  // Terminals: a key catcher (prelude.js) beside a transcript whose last line is a prompt
+  // ("user$", "~ %", ">>>"), the transcript being the nearest visible sibling with text of the
+  // catcher or of one of its three closest ancestors. The transcript's box is no control of
+  // its own (a click there only focuses the catcher) and its text is left out of the page's
+  // prose: what a terminal shows is read as its commands and what they printed.
+  const terminals = [];
+  const screens = [];
+  const transcriptBoxOf = (field) => {
+    let node = field;
+    for (let depth = 0; depth < 3 && node && node !== document.body; depth++) {
+      for (const step of ["previousElementSibling", "nextElementSibling"]) {
+        for (let sibling = node[step]; sibling; sibling = sibling[step]) {
+          if (visible(sibling) && (sibling.innerText || "").trim()) return sibling;
+        }
+      }
+      node = node.parentElement;
+    }
+    return null;
+  };
+  const transcriptOf = (box) => (box.innerText || "").replace(CURSOR_BLOCKS, "");
+  for (const field of deepAll("input, textarea")) {
+    if (terminals.length >= 2 || performance.now() - started > TIME_BUDGET_MS) break;
+    if (!keyCatcher(field)) continue;
+    const box = transcriptBoxOf(field);
+    if (!box) continue;
+    const lines = transcriptOf(box).split("\n").map((l) => l.replace(/\s+/g, " ").trim()).filter(Boolean);
+    if (lines.length === 0 || !/^.{0,40}[$#>%]$/.test(lines[lines.length - 1])) continue;
+    screens.push(box);
+    terminals.push({
+      name: nameOf(field, "textbox") || clip(lines[0], 80),
+      locators: [{ Css: cssPath(field) }],
+      transcript: lines.slice(-60).map((l) => clip(l, 200)),
+    });
+  }
+
   // Clickable elements that are not semantic controls: a pointer cursor (not inherited from
   // a pointer parent) or the page's own pointer listeners (marked by init.js), no interactive
   // ancestor. SVG shapes count: they are clicked like anything else.
@@ -108,6 +143,7 @@
     for (const el of candidates) {
       if (elements.length >= MAX_ELEMENTS || checked++ > 3000 || performance.now() - started > TIME_BUDGET_MS) break;
       if (seen.has(el) || el === el.ownerDocument.body || el === el.ownerDocument.documentElement) continue;
+      if (screens.some((box) => box.contains(el))) continue;
       if (el.parentElement && el.parentElement.closest(INTERACTIVE)) continue;
       if (el.matches(INTERACTIVE)) continue;
       // A slider's track: a click there jumps the handle to wherever it lands; the slide
@@ -246,6 +282,13 @@
     if (snapshot.length >= MAX_SNAPSHOT) break;
     snapshot.push(`scroll ${JSON.stringify(clip(box.name, 120))} at=${box.at}`);
   }
+  // A terminal's state is the set of lines it has shown (digits masked as in titles): a
+  // command run again that prints what it printed before is no new state.
+  for (const terminal of terminals) {
+    if (snapshot.length >= MAX_SNAPSHOT) break;
+    const lines = Array.from(new Set(terminal.transcript.map((l) => l.replace(/[0-9]+/g, "#")))).sort();
+    snapshot.push(`terminal ${JSON.stringify(clip(terminal.name, 120))} ${letterDigest(lines.join("\n"))}`);
+  }
 
   // The page's visible prose, as one digest line: two pages that offer the same controls but
   // show different content (one email open or another, one article or another in a
@@ -256,7 +299,9 @@
   // fingerprint's masking of hex nonces leaves the digest alone.
   if (document.body && snapshot.length < MAX_SNAPSHOT) {
     const root = applicationOf(Array.from(seen));
-    const prose = (root.innerText || "").slice(0, 20000).replace(/[0-9]+/g, "#").replace(/\s+/g, " ").trim();
+    let prose = (root.innerText || "").replace(CURSOR_BLOCKS, "");
+    for (const box of screens) prose = prose.replace(transcriptOf(box), "");
+    prose = prose.slice(0, 20000).replace(/[0-9]+/g, "#").replace(/\s+/g, " ").trim();
     if (prose) snapshot.push(`text ${letterDigest(prose)}`);
   }
 
@@ -351,6 +396,7 @@
     validation_errors: validation,
     values,
     scrollables,
+    terminals,
     truncated,
     node_count: document.getElementsByTagName("*").length,
     document: documentName(),

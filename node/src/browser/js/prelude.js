@@ -117,6 +117,23 @@ const visible = (el) => {
   return !el.closest("[aria-hidden=true],[hidden],[inert]");
 };
 
+// A field the page keeps out of sight to catch the keys typed at something beside it (a
+// terminal; xterm.js's helper text area): a text field, enabled and writable, laid out
+// (not display:none, not visibility:hidden) but transparent or a pixel or less in size.
+// `visible` leaves it out; a terminal's commands are typed into it.
+const keyCatcher = (el) => {
+  if (!el || !el.isConnected || el.disabled || el.readOnly) return false;
+  const type = (el.getAttribute("type") || "text").toLowerCase();
+  if (!(el.tagName === "TEXTAREA" || (el.tagName === "INPUT" && ["text", "search", ""].includes(type)))) return false;
+  const style = styleOf(el);
+  if (style.display === "none" || style.visibility === "hidden") return false;
+  const rect = el.getBoundingClientRect();
+  return style.opacity === "0" || rect.width <= 1 || rect.height <= 1;
+};
+
+// A terminal's cursor: block characters that blink (shown, hidden), which no state should see.
+const CURSOR_BLOCKS = /[\u2580-\u259F]/g;
+
 const textOf = (el) => clip(el.innerText || el.textContent || "", 160);
 
 const labelledBy = (el) => {
