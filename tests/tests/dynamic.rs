@@ -70,7 +70,9 @@ fn passed(run: &Run) -> &RunResult {
 async fn replays(run: &Run, test: &str, steps: usize) {
     let workflow = run.out.join("workflow.json");
     let replay = forager_tests::forager(test, &["replay", &workflow.to_string_lossy()]).await;
-    let replayed = replay.result.as_ref().expect("a replay result");
+    let Some(replayed) = replay.result.as_ref() else {
+        panic!("no replay result: {}", replay.stderr);
+    };
     assert_eq!(
         replay.code,
         Some(0),
@@ -550,7 +552,7 @@ async fn a_shell_in_the_page_is_asked_for_help_then_told_what_its_help_teaches()
         labels(result),
         vec![typed("help"), typed("list"), typed("erase build.log")]
     );
-    replays(&run, "dyn-shell", 3).await;
+    replays(&run, "dyn-shell-replay", 3).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
