@@ -18,7 +18,11 @@
 //! (the memory explore reads and keeps; default the per-user one, which a second run on the
 //! same seeds would replay its own successes from) or `--no-memory`, `--out DIR`
 //! (default `target/miniwob/results`), `--survey` (print each task's first instruction and
-//! what forager sees after START, run nothing), `--all` (the excluded tasks too).
+//! what forager sees after START, run nothing), `--all` (the excluded tasks too),
+//! `--weights name=w,…` (the eyes' signal weights, `FORAGER_WEIGHTS`), `--sweep
+//! "name=w1,w2;other=w3"` (each signal at each weight over `--weights`, one variant after the
+//! other, each in `out/sweep/<variant>/` with its own memory, resumed where it stopped; the
+//! report, `sweep.md`, chooses each signal's weight: `forager_tests::sweep`).
 //! Every episode's result is appended to `episodes.jsonl` in the output directory, which a
 //! later run with `--resume` skips; the table is printed and written as `table.md`.
 
@@ -27,7 +31,7 @@ use forager_node::environment::EnvError;
 use forager_protocol::Target;
 use forager_protocol::result::RunResult;
 use forager_tests::bench::{arg, flag, median, no_result};
-use forager_tests::{forager_binary, sites};
+use forager_tests::{forager_binary, sites, sweep};
 use serde_json::json;
 use std::collections::BTreeMap;
 use std::ffi::OsStr;
@@ -361,6 +365,9 @@ struct Settings {
     /// per-user default; `--no-memory` passes `--no-memory`.
     memory: Option<PathBuf>,
     no_memory: bool,
+    /// The signals' weights (`FORAGER_WEIGHTS`, `name=weight,…`) explore runs with; `None`
+    /// leaves the variable as the bench's environment has it.
+    weights: Option<String>,
 }
 
 /// Runs `forager explore` on one episode.
@@ -391,6 +398,12 @@ fn explore(
                 .flat_map(|dir| [OsStr::new("--memory"), dir.as_os_str()]),
         )
         .args(settings.no_memory.then_some("--no-memory"))
+        .envs(
+            settings
+                .weights
+                .iter()
+                .map(|w| (forager_node::policy::signals::WEIGHTS_VARIABLE, w)),
+        )
         .arg("--json")
         .arg("--out")
         .arg(&run_dir)
@@ -497,6 +510,114 @@ fn table(episodes: &[Episode], tasks: &[&str]) -> String {
     out
 }
 
+/// One split's episodes: every chosen task on every seed of the range.
+struct Split<'a> {
+    pool: &'a BrowserPool,
+    fixture: &'a sites::Fixture,
+    binary: &'a Path,
+    tasks: &'a [&'a str],
+    seeds: std::ops::Range<u64>,
+}
+
+impl Split<'_> {
+    /// Runs the episodes not in `out/episodes.jsonl` yet (all of them unless `resume`),
+    /// appending each to it as it ends; returns them all.
+    async fn run(&self, settings: &Settings, out: &Path, resume: bool) -> Vec<Episode> {
+        std::fs::create_dir_all(out).expect("the output directory");
+        let journal = out.join("episodes.jsonl");
+        let mut episodes: Vec<Episode> = Vec::new();
+        if resume {
+            if let Ok(text) = std::fs::read_to_string(&journal) {
+                episodes = text
+                    .lines()
+                    .filter_map(|l| serde_json::from_str(l).ok())
+                    .filter_map(|v| Episode::from_json(&v))
+                    .collect();
+            }
+        } else {
+            let _ = std::fs::remove_file(&journal);
+        }
+        let mut log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&journal)
+            .expect("episodes.jsonl");
+        let started = Instant::now();
+        let total = self.tasks.len() as u64 * (self.seeds.end - self.seeds.start);
+        let mut done = 0u64;
+        for task in self.tasks {
+            let url = self.fixture.url(&format!("/miniwob/{task}.html"));
+            for seed in self.seeds.clone() {
+                done += 1;
+                if episodes.iter().any(|e| e.task == *task && e.seed == seed) {
+                    continue;
+                }
+                let goal = match instruction(self.pool, &url, seed).await {
+                    Ok((query, _)) => query,
+                    Err(error) => {
+                        eprintln!("{task} seed {seed}: no instruction: {error}");
+                        continue;
+                    }
+                };
+                let episode = tokio::task::block_in_place(|| {
+                    explore(self.binary, &url, task, seed, &goal, settings, out)
+                });
+                eprintln!(
+                    "[{done}/{total} {:.0}s] {task} seed {seed}: {} in {} actions, {:.1} s  ({goal})",
+                    started.elapsed().as_secs_f64(),
+                    if episode.passed {
+                        "pass"
+                    } else {
+                        &episode.reason
+                    },
+                    episode.actions,
+                    episode.wall_ms as f64 / 1000.0
+                );
+                writeln!(log, "{}", episode.to_json()).expect("episodes.jsonl is writable");
+                episodes.push(episode);
+            }
+        }
+        episodes
+    }
+}
+
+/// A sweep (`--sweep`): every variant's episodes of the split, each in its own folder under
+/// `out/sweep/` with its own memory (one variant's successes would otherwise be the next one's
+/// recall), resumed where a folder holds some already; then the report (`forager_tests::sweep`).
+async fn run_sweep(
+    split: &Split<'_>,
+    settings: &Settings,
+    variants: &[sweep::Variant],
+    out: &Path,
+) -> String {
+    let mut runs = Vec::new();
+    for variant in variants {
+        let folder = out.join("sweep").join(&variant.label);
+        eprintln!(
+            "sweep: {} (FORAGER_WEIGHTS={:?})",
+            variant.label, variant.weights
+        );
+        let settings = Settings {
+            memory: (!settings.no_memory).then(|| folder.join("memory")),
+            weights: Some(variant.weights.clone()),
+            ..*settings
+        };
+        let episodes = split.run(&settings, &folder, true).await;
+        runs.push(
+            episodes
+                .iter()
+                .map(|e| sweep::Outcome {
+                    task: e.task.clone(),
+                    seed: e.seed,
+                    passed: e.passed,
+                    actions: e.actions,
+                })
+                .collect::<Vec<_>>(),
+        );
+    }
+    sweep::report(variants, &runs)
+}
+
 #[tokio::main(flavor = "multi_thread")]
 async fn main() {
     let target = target_dir();
@@ -513,6 +634,7 @@ async fn main() {
         timeout: arg("--timeout").map_or(120, |s| s.parse().expect("--timeout SECS")),
         memory: arg("--memory").map(PathBuf::from),
         no_memory: flag("--no-memory"),
+        weights: arg("--weights"),
     };
     let out = arg("--out").map_or_else(|| target.join("miniwob").join("results"), PathBuf::from);
     std::fs::create_dir_all(&out).expect("the output directory");
@@ -547,60 +669,24 @@ async fn main() {
         return;
     }
 
-    let journal = out.join("episodes.jsonl");
-    let mut episodes: Vec<Episode> = Vec::new();
-    if flag("--resume") {
-        if let Ok(text) = std::fs::read_to_string(&journal) {
-            episodes = text
-                .lines()
-                .filter_map(|l| serde_json::from_str(l).ok())
-                .filter_map(|v| Episode::from_json(&v))
-                .collect();
-        }
-    } else {
-        let _ = std::fs::remove_file(&journal);
-    }
     let binary = forager_binary();
-    let mut log = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&journal)
-        .expect("episodes.jsonl");
-    let started = Instant::now();
-    let total = chosen.len() as u64 * seeds;
-    let mut done = 0u64;
-    for task in &chosen {
-        let url = fixture.url(&format!("/miniwob/{task}.html"));
-        for seed in first_seed..first_seed + seeds {
-            done += 1;
-            if episodes.iter().any(|e| e.task == *task && e.seed == seed) {
-                continue;
-            }
-            let goal = match instruction(&pool, &url, seed).await {
-                Ok((query, _)) => query,
-                Err(error) => {
-                    eprintln!("{task} seed {seed}: no instruction: {error}");
-                    continue;
-                }
-            };
-            let episode = tokio::task::block_in_place(|| {
-                explore(&binary, &url, task, seed, &goal, &settings, &out)
-            });
-            eprintln!(
-                "[{done}/{total} {:.0}s] {task} seed {seed}: {} in {} actions, {:.1} s  ({goal})",
-                started.elapsed().as_secs_f64(),
-                if episode.passed {
-                    "pass"
-                } else {
-                    &episode.reason
-                },
-                episode.actions,
-                episode.wall_ms as f64 / 1000.0
-            );
-            writeln!(log, "{}", episode.to_json()).expect("episodes.jsonl is writable");
-            episodes.push(episode);
-        }
+    let split = Split {
+        pool: &pool,
+        fixture: &fixture,
+        binary: &binary,
+        tasks: &chosen,
+        seeds: first_seed..first_seed + seeds,
+    };
+    if let Some(sweep) = arg("--sweep") {
+        let variants = sweep::variants(settings.weights.as_deref().unwrap_or(""), &sweep)
+            .unwrap_or_else(|e| panic!("--sweep: {e}"));
+        let text = run_sweep(&split, &settings, &variants, &out).await;
+        pool.shutdown().await;
+        println!("{text}");
+        std::fs::write(out.join("sweep.md"), &text).expect("sweep.md");
+        return;
     }
+    let episodes = split.run(&settings, &out, flag("--resume")).await;
     pool.shutdown().await;
     let mut text = table(&episodes, &chosen);
     text.push_str("\nNot run (forager has no action for what they ask):\n\n");

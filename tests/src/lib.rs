@@ -218,6 +218,7 @@ pub mod local_model;
 pub mod mail;
 pub mod netns;
 pub mod sites;
+pub mod sweep;
 
 /// The processes of this machine: (pid, /proc/<pid>).
 fn processes() -> Vec<(u32, std::path::PathBuf)> {
