@@ -304,6 +304,12 @@ async fn instruction(pool: &BrowserPool, url: &str, seed: u64) -> Result<(String
             .elements
             .iter()
             .map(|e| format!("{} {:?}", e.role, e.name))
+            .chain(
+                observation
+                    .terminals
+                    .iter()
+                    .map(|t| format!("terminal {:?}", t.name)),
+            )
             .collect::<Vec<_>>()
             .join(", ");
         Ok::<_, EnvError>((query, seen))
