@@ -48,11 +48,11 @@ struct Taught {
     arguments: usize,
 }
 
-/// What a transcript says: the commands run (each with what it printed), the commands it
-/// teaches, and what its help says each is for.
+/// What a transcript says: the commands run, the commands it teaches, what its help says each
+/// is for, and the words the commands printed.
 #[derive(Debug, Default)]
 struct Session<'a> {
-    runs: Vec<(&'a str, Vec<&'a str>)>,
+    runs: Vec<&'a str>,
     taught: Vec<Taught>,
     descriptions: HashMap<String, String>,
     /// Words printed by the commands run (not help, usage or errors), in order, once each.
@@ -73,11 +73,8 @@ impl<'a> Session<'a> {
         for line in lines {
             let line = line.trim();
             if let Some(command) = line.strip_prefix(prompt).filter(|_| !prompt.is_empty()) {
-                session.runs.push((command.trim(), Vec::new()));
+                session.runs.push(command.trim());
                 continue;
-            }
-            if let Some((_, printed)) = session.runs.last_mut() {
-                printed.push(line);
             }
             if !session.learn(line) && !session.runs.is_empty() {
                 output_lines.push(line);
@@ -153,12 +150,12 @@ impl<'a> Session<'a> {
         self.runs
             .iter()
             .rev()
-            .take_while(|(run, _)| !run.contains(' '))
-            .any(|(run, _)| *run == command)
+            .take_while(|run| !run.contains(' '))
+            .any(|run| *run == command)
     }
 
     fn ran(&self, command: &str) -> bool {
-        self.runs.iter().any(|(run, _)| *run == command)
+        self.runs.contains(&command)
     }
 }
 
