@@ -11,6 +11,7 @@
 //! - [`delay`]: a TCP relay that delays what it forwards (link delay without `tc netem`).
 //! - [`netns`]: hosts as network namespaces, with links that can be cut, delayed and lossy.
 //! - [`bench`]: what the bench programs share: their command-line flags and medians.
+//! - [`sweep`]: a sweep of the eyes' signal weights on a split, and its report.
 //!
 //! The tests themselves are in `tests/tests/` (one binary each), the benches in `tests/benches/`;
 //! `tests/tests/module_graph.rs` checks the shape of every crate's source (no import cycles,
