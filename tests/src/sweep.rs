@@ -1,25 +1,29 @@
 //! A sweep of the eyes' signal weights on a benchmark's training split, one signal at a time
 //! (coordinate search): the base weights, then each swept signal at each of its weights over
-//! the base. Each variant's episodes are tallied by success, and by actions over the episodes
-//! every variant compared passed; a signal's weight is chosen where it passes most, then
-//! spends fewest actions, and only where it beats the base by more than noise. The choices are
+//! the base, then the base again (the control: how much two runs of one setting differ here).
+//! Each variant's episodes are tallied by success, and by actions over the episodes every
+//! variant compared passed; a signal's weight is chosen where it passes most, then spends
+//! fewest actions, and only where it beats the base by more than the control's difference. The choices are
 //! made one signal at a time and are suggested together: they interact, so the suggestion is a
 //! next base to sweep from, not a proof.
 
 use std::collections::{BTreeMap, BTreeSet};
 
-/// Fewer actions than the base by less than this share is noise, not a gain (the same build
-/// run twice differs by a few percent on this machine).
+/// Fewer actions than the base by less than this share is noise, not a gain, however close
+/// the control came to the base (the same build run twice differs by a few percent here).
 pub const ACTIONS_MARGIN: f64 = 0.03;
+
+/// The label of the control variant: the base's weights, run again last.
+pub const CONTROL: &str = "base-again";
 
 /// One setting of the weights a sweep runs.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Variant {
-    /// `base` or `name=weight`.
+    /// `base`, `name=weight`, or [`CONTROL`].
     pub label: String,
     /// The whole setting, as `FORAGER_WEIGHTS` takes it (`name=weight,…`, sorted by name).
     pub weights: String,
-    /// The swept signal and its weight; `None` for the base.
+    /// The swept signal and its weight; `None` for the base and the control.
     pub signal: Option<(String, f64)>,
 }
 
@@ -54,8 +58,9 @@ fn setting(weights: &BTreeMap<String, f64>) -> String {
 }
 
 /// The variants of a sweep: the base (`name=weight,…`, maybe empty), then for each swept
-/// signal (`name=w1,w2;other=w3`) each weight over the base. Signal names are checked by
-/// forager itself when it runs (an unknown name is refused by name).
+/// signal (`name=w1,w2;other=w3`) each weight over the base, then the control ([`CONTROL`]).
+/// Signal names are checked by forager itself when it runs (an unknown name is refused by
+/// name).
 pub fn variants(base: &str, sweep: &str) -> Result<Vec<Variant>, SweepError> {
     let mut base_weights = BTreeMap::new();
     for pair in base.split(',').map(str::trim).filter(|p| !p.is_empty()) {
@@ -89,6 +94,10 @@ pub fn variants(base: &str, sweep: &str) -> Result<Vec<Variant>, SweepError> {
     if out.len() == 1 {
         return Err(SweepError::Empty);
     }
+    out.push(Variant {
+        label: CONTROL.into(),
+        ..out[0].clone()
+    });
     Ok(out)
 }
 
@@ -143,18 +152,42 @@ pub fn tally(runs: &[&[Outcome]]) -> Vec<Tally> {
         .collect()
 }
 
-/// Whether `challenger` beats `incumbent`: more passes, or as many and fewer actions by more
-/// than [`ACTIONS_MARGIN`].
-pub fn beats(challenger: Tally, incumbent: Tally) -> bool {
-    challenger.passed > incumbent.passed
-        || (challenger.passed == incumbent.passed
-            && (challenger.common_actions as f64)
-                < (1.0 - ACTIONS_MARGIN) * incumbent.common_actions as f64)
+/// How far two runs of one setting came apart: passes, and the share of actions over the
+/// episodes both passed.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Noise {
+    /// The difference in passes.
+    pub passes: usize,
+    /// The difference in actions, as a share of the first run's.
+    pub actions: f64,
 }
 
-/// The sweep's report: every variant against the base, then each signal's best weight and
-/// the suggested next base. `runs[i]` holds `variants[i]`'s outcomes; `variants[0]` is the
-/// base.
+impl Noise {
+    /// The noise between a run and the same setting's run again.
+    pub fn between(first: &[Outcome], again: &[Outcome]) -> Noise {
+        let t = tally(&[first, again]);
+        Noise {
+            passes: t[0].passed.abs_diff(t[1].passed),
+            actions: t[0].common_actions.abs_diff(t[1].common_actions) as f64
+                / t[0].common_actions.max(1) as f64,
+        }
+    }
+}
+
+/// Whether `challenger` beats `incumbent` by more than `noise`: more passes than the noise's
+/// difference allows, or no fewer and fewer actions by more than the noise's share (and at
+/// least [`ACTIONS_MARGIN`]).
+pub fn beats(challenger: Tally, incumbent: Tally, noise: Noise) -> bool {
+    let margin = noise.actions.max(ACTIONS_MARGIN);
+    challenger.passed > incumbent.passed + noise.passes
+        || (challenger.passed >= incumbent.passed
+            && (challenger.common_actions as f64)
+                < (1.0 - margin) * incumbent.common_actions as f64)
+}
+
+/// The sweep's report: every variant against the base, the control's noise, then each
+/// signal's best weight and the suggested next base. `runs[i]` holds `variants[i]`'s outcomes;
+/// `variants[0]` is the base.
 pub fn report(variants: &[Variant], runs: &[Vec<Outcome>]) -> String {
     let mut out = String::from(
         "| variant | passed | actions over the episodes both passed (base → variant) |\n|---|---|---|\n",
@@ -167,6 +200,16 @@ pub fn report(variants: &[Variant], runs: &[Vec<Outcome>]) -> String {
             variant.label, t[1].passed, t[1].episodes, t[0].common_actions, t[1].common_actions
         ));
     }
+    let noise = variants
+        .iter()
+        .position(|v| v.label == CONTROL)
+        .map_or_else(Noise::default, |i| Noise::between(base, &runs[i]));
+    out.push_str(&format!(
+        "\nNoise (the base run again): {} passes, {:.1} % of the actions; a weight must beat the base by more (and by {:.0} % of the actions at least).\n",
+        noise.passes,
+        100.0 * noise.actions,
+        100.0 * ACTIONS_MARGIN
+    ));
     let mut signals: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
     for (i, variant) in variants.iter().enumerate() {
         if let Some((name, _)) = &variant.signal {
@@ -182,7 +225,7 @@ pub fn report(variants: &[Variant], runs: &[Vec<Outcome>]) -> String {
         let mut best: Option<(usize, Tally)> = None;
         for (k, &t) in tallies.iter().enumerate().skip(1) {
             let incumbent = best.map_or(tallies[0], |(_, b)| b);
-            if beats(t, incumbent) {
+            if beats(t, incumbent, noise) {
                 best = Some((k, t));
             }
         }
@@ -243,7 +286,8 @@ mod tests {
     fn variants_are_the_base_then_each_weight_over_it() {
         let v = variants("b=2", "a=0,0.5; b=1").expect("a sweep");
         let labels: Vec<&str> = v.iter().map(|v| v.label.as_str()).collect();
-        assert_eq!(labels, ["base", "a=0", "a=0.5", "b=1"]);
+        assert_eq!(labels, ["base", "a=0", "a=0.5", "b=1", CONTROL]);
+        assert_eq!(v[4].weights, v[0].weights);
         assert_eq!(v[0].weights, "b=2");
         assert_eq!(v[1].weights, "a=0,b=2");
         assert_eq!(v[3].weights, "b=1");
@@ -268,8 +312,22 @@ mod tests {
         assert_eq!((t[0].passed, t[0].common_actions), (2, 10));
         assert_eq!((t[1].passed, t[1].common_actions), (1, 8));
         // Fewer actions do not make up for a lost episode.
-        assert!(!beats(t[1], t[0]));
-        assert!(beats(t[0], t[1]));
+        let quiet = Noise::default();
+        assert!(!beats(t[1], t[0], quiet));
+        assert!(beats(t[0], t[1], quiet));
+        // One pass more is noise where the control came one pass apart.
+        let noisy = Noise {
+            passes: 1,
+            actions: 0.0,
+        };
+        assert!(!beats(t[0], t[1], noisy));
+        assert_eq!(
+            Noise::between(&base, &other),
+            Noise {
+                passes: 1,
+                actions: 0.2
+            }
+        );
     }
 
     #[test]
@@ -281,15 +339,22 @@ mod tests {
         let a2 = vec![outcome("t", 1, true, 100), outcome("u", 1, true, 40)];
         // b=0: as many passes, 20 % fewer actions.
         let b0 = vec![outcome("t", 1, true, 80), outcome("u", 1, false, 100)];
-        let text = report(&v, &[base, a0, a2, b0]);
+        let control = base.clone();
+        let text = report(&v, &[base, a0, a2, b0, control]);
         assert!(text.contains("- a: a=2 (2/2 passed"), "{text}");
         assert!(text.contains("- b: b=0 (1/2 passed, 80 actions"), "{text}");
         assert!(text.contains("--weights a=2,b=0"), "{text}");
         let v = variants("", "a=0").expect("a sweep");
         let base = vec![outcome("t", 1, true, 100)];
         let a0 = vec![outcome("t", 1, true, 99)];
-        let text = report(&v, &[base, a0]);
+        let text = report(&v, &[base.clone(), a0, base.clone()]);
         assert!(text.contains("- a: the base's"), "{text}");
         assert!(text.contains("(unchanged)"), "{text}");
+        // 15 % fewer actions, where the base run again came 20 % apart: noise.
+        let a0 = vec![outcome("t", 1, true, 85)];
+        let again = vec![outcome("t", 1, true, 120)];
+        let text = report(&v, &[base, a0, again]);
+        assert!(text.contains("- a: the base's"), "{text}");
+        assert!(text.contains("20.0 % of the actions"), "{text}");
     }
 }
