@@ -109,7 +109,10 @@
     for (let depth = 0; depth < 3 && node && node !== document.body; depth++) {
       for (const step of ["previousElementSibling", "nextElementSibling"]) {
         for (let sibling = node[step]; sibling; sibling = sibling[step]) {
-          if (visible(sibling) && (sibling.innerText || "").trim()) return sibling;
+          // A transcript holds text only: a box with controls in it is a page's, not a shell's.
+          if (visible(sibling) && (sibling.innerText || "").trim()) {
+            return sibling.querySelector(INTERACTIVE) ? null : sibling;
+          }
         }
       }
       node = node.parentElement;
