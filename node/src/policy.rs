@@ -1785,7 +1785,14 @@ mod tests {
 
     /// The labels of the form fills the default policy proposes for a page and a goal.
     fn form_fills(observation: &Observation, goal: &str) -> Vec<String> {
+        form_fills_weighted(observation, goal, "")
+    }
+
+    /// [`form_fills`] with signal weights (`name=weight,…`).
+    fn form_fills_weighted(observation: &Observation, goal: &str, weights: &str) -> Vec<String> {
+        let weights = signals::Weights::parse(weights).expect("weights of known signals");
         DefaultPolicy::default()
+            .with_weights(weights)
             .propose(observation, &task(goal, &[]))
             .candidates
             .iter()
@@ -3065,6 +3072,18 @@ mod tests {
         };
         let plus = |dish: usize| target_of(&menu.elements[dish * 2 + 1]);
         assert!(presses(one_of_each).contains(&vec![plus(2), plus(4)]));
+        // The reading turned off (its held-out measurement): no dish's controls in one action,
+        // none pressed as often as the goal counts.
+        let unread = DefaultPolicy::default()
+            .with_weights(signals::Weights::parse("item_controls=0").expect("a known reading"))
+            .propose(&menu, &task("Order 4 items that are vegan", &[]))
+            .candidates;
+        assert!(
+            !unread
+                .iter()
+                .any(|c| matches!(c.action, Action::Check { .. } | Action::Repeat { .. })),
+            "{unread:?}"
+        );
         // Two of the two vegan dishes, not of some other.
         assert_eq!(
             presses("Order 2 items that are vegan")
@@ -3424,10 +3443,28 @@ mod tests {
         // A goal that asks no number of anything types no count.
         let labels = form_fills(&blocks, "Type your name into the textbox and press Submit.");
         assert!(!labels.iter().any(|l| l.contains("\"8\"")), "{labels:?}");
+        // The reading turned off (its held-out measurement): no count either.
+        let labels = form_fills_weighted(&blocks, goal, "counted_kind=0");
+        assert!(!labels.iter().any(|l| l.contains("\"8\"")), "{labels:?}");
         assert_eq!(
             counted_kind("How many circles are red?").as_deref(),
             Some("circle")
         );
+    }
+
+    #[test]
+    fn the_answer_to_the_pages_arithmetic_is_a_value_unless_the_reading_is_off() {
+        let mut sum = page(vec![one_field_form("math")]);
+        sum.text_excerpt =
+            "Solve the math problem and type your answer into the textbox. 3 + 5 =".into();
+        let goal =
+            "Solve the math problem and type your answer into the textbox. Press submit when done.";
+        let labels = form_fills(&sum, goal);
+        assert!(labels.iter().any(|l| l.contains("\"8\"")), "{labels:?}");
+        let labels = form_fills_weighted(&sum, goal, "page_arithmetic=0.5");
+        assert!(labels.iter().any(|l| l.contains("\"8\"")), "{labels:?}");
+        let labels = form_fills_weighted(&sum, goal, "page_arithmetic=0");
+        assert!(!labels.iter().any(|l| l.contains("\"8\"")), "{labels:?}");
     }
 
     #[test]

@@ -106,6 +106,7 @@ impl<'a> PageRead<'a> {
             .iter()
             .map(|e| !e.disabled && is_clickable(e))
             .collect();
+        let items_read = policy.weights.on(super::families::ITEM_CONTROLS);
         let mut twins: HashMap<(&str, &str), usize> = HashMap::new();
         for element in &observation.elements {
             *twins
@@ -120,13 +121,13 @@ impl<'a> PageRead<'a> {
             ),
             calendar: Calendar::of(observation, reading),
             progress: goal_progress(observation, reading, &task.goal),
-            item_shares: crate::item_controls::item_shares(
-                &observation.elements,
-                &task.goal,
-                &clickable,
-            ),
+            item_shares: if items_read {
+                crate::item_controls::item_shares(&observation.elements, &task.goal, &clickable)
+            } else {
+                vec![0.0; observation.elements.len()]
+            },
             goal_count: crate::item_controls::goal_count(&task.goal)
-                .filter(|n| *n <= forager_protocol::workflow::MAX_REPEAT),
+                .filter(|n| items_read && *n <= forager_protocol::workflow::MAX_REPEAT),
             observation,
             task,
             reading,

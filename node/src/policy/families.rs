@@ -4,7 +4,8 @@
 //! A rule here stays only while it pays on the held-out seeds; `FORAGER_WEIGHTS=<name>=0`
 //! turns one off for the measurement.
 //!
-//! The others of the kind live where their reading is done: the arithmetic the page poses
+//! The others of the kind live where their reading is done, and are named here
+//! ([`READINGS`]) so that a weight of 0 turns them off too: the arithmetic the page poses
 //! (`crate::arithmetic`, simple-arithmetic and simple-algebra), the count of a kind of shape
 //! (`counted_kind`, visual-addition and count-shape), the items' "+" controls
 //! (`crate::item_controls`, food ordering).
@@ -20,6 +21,33 @@ pub(crate) const PARITY: &str = "parity";
 
 /// The page signal of [`parity_marked`].
 pub(crate) const PARITY_MARKED: &str = "parity_marked";
+
+/// The reading of [`crate::arithmetic::solve_all`]: the answer to the page's arithmetic.
+pub(crate) const PAGE_ARITHMETIC: &str = "page_arithmetic";
+
+/// The reading of `counted_kind`: the page's count of the kind of shape the goal asks for.
+pub(crate) const COUNTED_KIND: &str = "counted_kind";
+
+/// The reading of [`crate::item_controls`]: the controls of the items the goal names.
+pub(crate) const ITEM_CONTROLS: &str = "item_controls";
+
+/// Readings written for MiniWoB++ task families that give values to type or items to press
+/// rather than lift a click: a weight of 0 turns one off (for the held-out measurement), any
+/// other weight leaves it on. Name and what it reads, as [`super::signals::catalogue`] has them.
+pub(crate) const READINGS: &[(&str, &str)] = &[
+    (
+        PAGE_ARITHMETIC,
+        "arithmetic the page poses (\"3 + 5 =\", \"x - 4 = 9\"): its answer is a value to type (MiniWoB++ simple-arithmetic, simple-algebra)",
+    ),
+    (
+        COUNTED_KIND,
+        "the page's count of the kind of shape the goal asks the number of (MiniWoB++ visual-addition, count-shape)",
+    ),
+    (
+        ITEM_CONTROLS,
+        "the controls of the items the goal names by their words, pressed as often as it counts (MiniWoB++ order-food)",
+    ),
+];
 
 /// What an "Odd" or "Even" control gains when it fits the number of its item.
 pub(crate) const PARITY_LIFT: f64 = 0.3;

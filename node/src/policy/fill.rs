@@ -126,7 +126,7 @@ impl<E: Embedder> DefaultPolicy<E> {
         reading: &GoalReading,
         goal: &SparseVector,
     ) -> Vec<ValueSource> {
-        let mut sources = goal_sources(observation, task, reading);
+        let mut sources = goal_sources(observation, task, reading, &self.weights);
         self.page_sources(&mut sources, observation, task, reading, goal);
         let mut sources = sources.0;
         // The page's text without the goal, where the page prints it (a task page shows its
@@ -392,7 +392,12 @@ impl<E: Embedder> DefaultPolicy<E> {
 /// The values the task and its goal give: inputs, quoted and labelled values, tokens, a small
 /// range's numbers, names (not a control's), the answer to the page's arithmetic, a count the
 /// goal asks for.
-fn goal_sources(observation: &Observation, task: &TaskContext, reading: &GoalReading) -> Sources {
+fn goal_sources(
+    observation: &Observation,
+    task: &TaskContext,
+    reading: &GoalReading,
+    weights: &super::signals::Weights,
+) -> Sources {
     let mut sources = Sources(
         task.inputs
             .iter()
@@ -440,13 +445,19 @@ fn goal_sources(observation: &Observation, task: &TaskContext, reading: &GoalRea
         }
     }
     // Arithmetic the page poses ("3 + 5 =", "x - 4 = 9"): its answer is a value to type.
-    for solved in crate::arithmetic::solve_all(&observation.text_excerpt) {
+    let posed = if weights.on(super::families::PAGE_ARITHMETIC) {
+        crate::arithmetic::solve_all(&observation.text_excerpt)
+    } else {
+        Vec::new()
+    };
+    for solved in posed {
         let description = format!("answer result number {}", solved.problem);
         sources.literal(solved.answer.to_string(), description);
     }
     // A number of things the goal asks for ("the total number of blocks"): the page's shown
     // elements of that kind, counted.
-    if let Some(kind) = counted_kind(&task.goal) {
+    let kind = counted_kind(&task.goal).filter(|_| weights.on(super::families::COUNTED_KIND));
+    if let Some(kind) = kind {
         for value in &observation.values {
             if value.kind == PageValueKind::Count
                 && crate::item_controls::stem(&value.label) == kind

@@ -364,6 +364,11 @@ impl Weights {
     pub fn of(&self, signal: &str) -> f64 {
         self.0.get(signal).copied().unwrap_or(1.0)
     }
+
+    /// Whether a reading (on or off, no degree) is on: at any weight above 0.
+    pub fn on(&self, reading: &str) -> bool {
+        self.of(reading) > 0.0
+    }
 }
 
 /// What kind of say a signal has.
@@ -379,6 +384,8 @@ pub enum SignalKind {
     PageRaising,
     /// It lowers the page's value.
     PagePenalty,
+    /// A benchmark family's reading of values or items, on or (at weight 0) off.
+    Reading,
 }
 
 /// Every signal: its name, its kind and what it reads (`docs/signals.md` lists the same).
@@ -409,6 +416,11 @@ pub fn catalogue() -> Vec<(&'static str, SignalKind, &'static str)> {
         SignalKind::PagePenalty,
         "fields labelled for one of the goal's values that hold another",
     ));
+    all.extend(
+        families::READINGS
+            .iter()
+            .map(|(name, reads)| (*name, SignalKind::Reading, *reads)),
+    );
     all
 }
 
@@ -418,6 +430,7 @@ pub fn signal_names() -> impl Iterator<Item = &'static str> {
         .chain(CLICK_SIGNALS.iter().map(|s| s.name))
         .chain(PAGE_SIGNALS.iter().map(|s| s.name))
         .chain(std::iter::once(MISPLACED_VALUES))
+        .chain(families::READINGS.iter().map(|(name, _)| *name))
 }
 
 /// A click's affinity from its base (`goal_similarity`) and its signals' lifts, and what each
