@@ -7,7 +7,7 @@
 //! The others of the kind live where their reading is done, and are named here
 //! ([`READINGS`]) so that a weight of 0 turns them off too: the arithmetic the page poses
 //! (`crate::arithmetic`, simple-arithmetic and simple-algebra), the count of a kind of shape
-//! (`counted_kind`, visual-addition and count-shape), the items' "+" controls
+//! (`counted_kind`, visual-addition), the items' "+" controls
 //! (`crate::item_controls`, food ordering).
 
 use super::{ClickPage, Lift, NAMED_AFFINITY};
@@ -41,7 +41,7 @@ pub(crate) const READINGS: &[(&str, &str)] = &[
     ),
     (
         COUNTED_KIND,
-        "the page's count of the kind of shape the goal asks the number of (MiniWoB++ visual-addition, count-shape)",
+        "the page's count of the kind of shape the goal asks the number of (MiniWoB++ visual-addition)",
     ),
     (
         ITEM_CONTROLS,
