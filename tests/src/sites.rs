@@ -1110,6 +1110,42 @@ pub fn dynamic() -> Router<Arc<Counters>> {
         .merge(dynamic_composite())
         .merge(dynamic_items())
         .merge(dynamic_text())
+        .merge(dynamic_slow_post())
+}
+
+/// How long `/slow-login`'s POST takes to answer: far longer than a still page takes to look settled
+/// (as a login that hashes a password with many rounds can, on a loaded machine).
+pub const SLOW_POST_MS: u64 = 1_500;
+
+/// A login form whose POST answers after [`SLOW_POST_MS`] with a redirect to `/slow-home`,
+/// a page of links the form's page does not have.
+fn dynamic_slow_post() -> Router<Arc<Counters>> {
+    Router::new()
+        .route(
+            "/slow-login",
+            get(|| async {
+                page(
+                    "Log in",
+                    "<form method=post action=\"/slow-login\">\
+                     <label for=u>Username</label><input id=u name=username>\
+                     <button id=go>Log in</button></form>",
+                )
+            })
+            .post(|| async {
+                tokio::time::sleep(std::time::Duration::from_millis(SLOW_POST_MS)).await;
+                Redirect::to("/slow-home")
+            }),
+        )
+        .route(
+            "/slow-home",
+            get(|| async {
+                page(
+                    "Site administration",
+                    "<p>Welcome.</p><a href=\"/slow-home?groups\">Groups</a> \
+                     <a href=\"/slow-home?users\">Users</a>",
+                )
+            }),
+        )
 }
 
 /// Dynamic pages: /overlay, /tabs, /collapsible, /dialog, /choices.

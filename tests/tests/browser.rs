@@ -613,3 +613,54 @@ async fn a_slider_is_moved_to_a_value_by_the_number_that_moves_with_it() {
     pool.shutdown().await;
     assert_no_chromium_left(&prefix);
 }
+
+/// A form whose POST answers slowly (a login that hashes a password, on a loaded machine):
+/// the old page stays loaded and still until the answer commits. The step waits for the page
+/// the answer leads to, and reads it, not the form's page or a blank document.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_slow_post_is_waited_for_and_the_page_it_leads_to_is_the_steps_result() {
+    let site = sites::serve(sites::dynamic()).await;
+    let prefix = unique_prefix("slow-post");
+    let pool = BrowserPool::new(BrowserOptions {
+        profile_prefix: prefix.clone(),
+        ..BrowserOptions::default()
+    });
+    let mut task = TaskSpec::new(
+        site.url("/slow-login"),
+        "Log in",
+        vec![SuccessPredicate::TextPresent("never on these pages".into())],
+    );
+    task.risk_ceiling = forager_protocol::RiskClass::Destructive;
+    task.validate().expect("valid");
+    let mut env =
+        ChromiumEnv::new(pool.clone(), Arc::new(task), EnvOptions::default()).expect("valid");
+    let start = env.restore(&[]).await.expect("loads").state;
+    // The page's own candidate: its target says what the click sends (a POST), which the
+    // network gate checks against the task's ceiling.
+    let submit = env
+        .candidates()
+        .await
+        .expect("candidates")
+        .into_iter()
+        .map(|c| c.action)
+        .find(|a| a.label() == "click \"Log in\"")
+        .expect("the form's button is a candidate");
+    let began = std::time::Instant::now();
+    let after = env.act(&submit).await.expect("posts").state;
+    assert!(
+        began.elapsed().as_millis() >= u128::from(sites::SLOW_POST_MS),
+        "the step waited for the answer"
+    );
+    assert_ne!(
+        after.fingerprint, start.fingerprint,
+        "the answer's page is a new state"
+    );
+    let names = control_names(&env);
+    assert!(
+        names.iter().any(|n| n == "Groups") && names.iter().any(|n| n == "Users"),
+        "the page the POST led to is read: {names:?}"
+    );
+    env.close().await;
+    pool.shutdown().await;
+    assert_no_chromium_left(&prefix);
+}
