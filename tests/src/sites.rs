@@ -1113,8 +1113,8 @@ pub fn dynamic() -> Router<Arc<Counters>> {
         .merge(dynamic_slow_post())
 }
 
-/// How long `/slow-login`'s POST takes to answer: far longer than a still page takes to look settled
-/// (as a login that hashes a password with many rounds can, on a loaded machine).
+/// How long `/slow-login`'s POST takes to answer: far longer than a still page takes to look
+/// settled (as a login that hashes a password with many rounds can, on a loaded machine).
 pub const SLOW_POST_MS: u64 = 1_500;
 
 /// A login form whose POST answers after [`SLOW_POST_MS`] with a redirect to `/slow-home`,

@@ -350,18 +350,24 @@ async fn widget_env(
     path: &str,
     goal: &str,
 ) -> (BrowserPool, ChromiumEnv, String) {
-    let prefix = unique_prefix(path.trim_start_matches('/'));
-    let pool = BrowserPool::new(BrowserOptions {
-        profile_prefix: prefix.clone(),
-        ..BrowserOptions::default()
-    });
     let mut task = TaskSpec::new(
         site.url(path),
         goal,
         vec![SuccessPredicate::JavaScript("window.REWARD === 1".into())],
     );
     task.resettable = true;
+    env_for(task, path.trim_start_matches('/'))
+}
+
+/// A browser (profiles named after `name`) and an environment for `task`, with the profile
+/// prefix to check.
+fn env_for(task: TaskSpec, name: &str) -> (BrowserPool, ChromiumEnv, String) {
     task.validate().expect("valid");
+    let prefix = unique_prefix(name);
+    let pool = BrowserPool::new(BrowserOptions {
+        profile_prefix: prefix.clone(),
+        ..BrowserOptions::default()
+    });
     let env = ChromiumEnv::new(pool.clone(), Arc::new(task), EnvOptions::default()).expect("valid");
     (pool, env, prefix)
 }
@@ -620,20 +626,13 @@ async fn a_slider_is_moved_to_a_value_by_the_number_that_moves_with_it() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_slow_post_is_waited_for_and_the_page_it_leads_to_is_the_steps_result() {
     let site = sites::serve(sites::dynamic()).await;
-    let prefix = unique_prefix("slow-post");
-    let pool = BrowserPool::new(BrowserOptions {
-        profile_prefix: prefix.clone(),
-        ..BrowserOptions::default()
-    });
     let mut task = TaskSpec::new(
         site.url("/slow-login"),
         "Log in",
         vec![SuccessPredicate::TextPresent("never on these pages".into())],
     );
     task.risk_ceiling = forager_protocol::RiskClass::Destructive;
-    task.validate().expect("valid");
-    let mut env =
-        ChromiumEnv::new(pool.clone(), Arc::new(task), EnvOptions::default()).expect("valid");
+    let (pool, mut env, prefix) = env_for(task, "slow-post");
     let start = env.restore(&[]).await.expect("loads").state;
     // The page's own candidate: its target says what the click sends (a POST), which the
     // network gate checks against the task's ceiling.
