@@ -105,6 +105,7 @@ pub(crate) mod testing {
             readonly: false,
             sends: Default::default(),
             autocomplete: String::new(),
+            unsent: false,
         }
     }
 }

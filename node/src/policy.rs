@@ -3258,6 +3258,53 @@ mod tests {
     }
 
     #[test]
+    fn a_field_the_form_does_not_send_takes_only_a_value_that_fits_it() {
+        // Django's "Add group": a "Name" the goal's value fits, and the permission list's two
+        // filter boxes, which have no name and are not sent. Before, the fill plans typed the
+        // goal's value into them too (one value for three fields, reused), or its spare words
+        // ("new", "named").
+        let goal = "log in and add a new group named \"editors\"";
+        let form = FormContext {
+            name: "group_form".into(),
+            submit_name: Some("Save".into()),
+            posts: true,
+            selector: "#group_form".into(),
+            implicit: false,
+        };
+        let filter = |name: &str, unsent: bool| {
+            let mut field = one_line_field(name, &form);
+            field.locators = vec![Locator::Css(format!("#{}", name.replace(' ', "-")))];
+            field.unsent = unsent;
+            field
+        };
+        let mut save = element("button", "Save");
+        save.tag = "input".into();
+        save.form = Some(form.clone());
+        let fields = |unsent: bool| {
+            page(vec![
+                filter("Name:", false),
+                filter("Type into this box to filter available permissions", unsent),
+                filter("Type into this box to filter chosen permissions", unsent),
+                save.clone(),
+            ])
+        };
+        let sent = form_fills(&fields(false), goal);
+        assert!(
+            sent.iter().any(|l| l.contains("filter available")),
+            "sent fields take a value: {sent:#?}"
+        );
+        let fills = form_fills(&fields(true), goal);
+        assert!(!fills.is_empty(), "a fill of Name");
+        for fill in &fills {
+            assert!(!fill.contains("filter"), "{fills:#?}");
+        }
+        assert!(
+            fills.iter().any(|l| l.contains("\"Name:\"=\"editors\"")),
+            "{fills:#?}"
+        );
+    }
+
+    #[test]
     fn a_field_no_value_fits_takes_the_goals_spare_words() {
         let goal = "Search for paranoid movies directed by Witt from year 2016.";
         let form = FormContext {

@@ -132,6 +132,7 @@ mod tests {
             readonly: false,
             sends,
             autocomplete: autocomplete.into(),
+            unsent: false,
         }
     }
 

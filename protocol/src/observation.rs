@@ -87,6 +87,11 @@ pub struct Element {
     /// `username`, …): what a field is made for, which decides where a credential may go.
     #[serde(default)]
     pub autocomplete: String,
+    /// A field of a `<form>` that the form does not send: it has no `name` while other
+    /// fields of the form have one (a widget's own box, such as a list's filter). What is
+    /// typed there never reaches the server.
+    #[serde(default)]
+    pub unsent: bool,
 }
 
 /// A value the page shows, which a goal may ask to be typed elsewhere ("Enter the value of

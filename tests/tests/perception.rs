@@ -2,7 +2,7 @@
 //! another) and inside a same-origin frame set off from the corner are observed, named, typed
 //! into and clicked, and a search finds the way through them end to end; names and roles come
 //! from the browser's accessibility tree; a table row's control is found again by the row's
-//! name (`sites::components`).
+//! name; a field its form does not send is known as such (`sites::components`).
 
 use forager_node::Environment;
 use forager_node::browser::{BrowserOptions, BrowserPool, ChromiumEnv, EnvOptions};
@@ -186,6 +186,55 @@ async fn names_and_roles_come_from_the_accessibility_tree() {
     assert!(
         env.healed(&before, &step.state.fingerprint).is_none(),
         "found by its first locator"
+    );
+    done(env, pool, &prefix).await;
+}
+
+/// A field its form does not send (no name, beside named ones: a list's filter box) is
+/// observed as such and takes no value that does not fit it; a field of a form none of whose
+/// fields has a name (a script reads it) is not marked.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_field_its_form_does_not_send_is_seen_so_and_takes_only_a_value_that_fits_it() {
+    let site = components().await;
+    let (pool, prefix) = browser_for("unsent");
+    let mut task = TaskSpec::new(
+        site.url("/group"),
+        "add a new group named \"editors\"",
+        vec![SuccessPredicate::UrlMatches("/found\\?q=saved$".into())],
+    );
+    task.resettable = true;
+    task.validate().expect("valid");
+    let mut env =
+        ChromiumEnv::new(pool.clone(), Arc::new(task), EnvOptions::default()).expect("valid");
+    env.restore(&[]).await.expect("loads");
+    let observation = env.observation().expect("a page");
+    let unsent = |name: &str| {
+        observation
+            .elements
+            .iter()
+            .find(|e| e.name == name)
+            .map(|e| e.unsent)
+            .unwrap_or_else(|| panic!("no field {name:?}"))
+    };
+    assert!(!unsent("Name:"));
+    assert!(unsent("Filter the available permissions"));
+    assert!(!unsent("Look up"), "a script's form sends nothing by name");
+
+    let fills: Vec<String> = env
+        .candidates()
+        .await
+        .expect("candidates")
+        .iter()
+        .filter(|c| matches!(c.action, Action::FillForm { .. }))
+        .map(|c| env.describe(&c.action))
+        .collect();
+    assert!(
+        fills.iter().any(|f| f.contains("\"Name:\"=\"editors\"")),
+        "{fills:#?}"
+    );
+    assert!(
+        fills.iter().all(|f| !f.contains("Filter the available")),
+        "{fills:#?}"
     );
     done(env, pool, &prefix).await;
 }

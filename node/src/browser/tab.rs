@@ -1539,6 +1539,17 @@ impl Tab {
     }
 }
 
+impl Tab {
+    /// Lets go of a tab whose browser died: its listeners stop and nothing is asked of the
+    /// browser (closing it would wait out two timeouts per tab for a process that is gone).
+    pub fn abandon(&mut self) {
+        self.closed = true;
+        for listener in self.listeners.drain(..) {
+            listener.abort();
+        }
+    }
+}
+
 impl Drop for Tab {
     fn drop(&mut self) {
         for listener in self.listeners.drain(..) {

@@ -510,8 +510,10 @@ fn one_field(
 /// others a spare word in turn; or every one a spare word. `None` where that does not apply.
 fn spare_plans(form: &FormFit<'_>, spare_all: &[&String]) -> Option<Vec<(Vec<FieldValue>, f64)>> {
     let (fields, sources) = (&form.text_fields, form.sources);
+    // A field the form does not send (a list's filter box) takes no spare word: nothing
+    // typed there reaches the server, and each word would be one more plan to try.
     let unfitted: Vec<usize> = (0..fields.len())
-        .filter(|&f| form.fitted[f].is_none())
+        .filter(|&f| form.fitted[f].is_none() && !fields[f].unsent)
         .collect();
     let spare: Vec<&String> = spare_all.iter().take(MAX_SPARE_WORDS).copied().collect();
     let leftovers: Vec<usize> = (0..sources.len())
@@ -629,7 +631,10 @@ fn greedy(
                 Some((_, b)) if b >= s => best,
                 _ => Some((i, s)),
             });
-        if let Some((i, s)) = pick.filter(|&(_, s)| s >= 0.0) {
+        // A field the form does not send takes only a value that fits it: nothing typed
+        // there reaches the server, so a value there is only one more plan to try.
+        let least = if field.unsent { FITS } else { 0.0 };
+        if let Some((i, s)) = pick.filter(|&(_, s)| s >= least) {
             used[i] = true;
             quality += s.clamp(0.0, 1.0);
             assignment.push(FieldValue {

@@ -24,6 +24,7 @@ pub fn components() -> Router<Arc<Counters>> {
         .route("/frame/inner", get(frame_inner))
         .route("/named", get(named))
         .route("/cities", get(cities))
+        .route("/group", get(group))
         .route("/found", get(found))
 }
 
@@ -143,6 +144,24 @@ async fn cities() -> Html<String> {
             "<table><thead><tr><th>id</th><th>name</th><th>country</th></tr></thead>\
              <tbody>{body}</tbody></table>"
         ),
+    )
+}
+
+/// A form as Django's admin writes "Add group": a hidden token, a named "Name:", and the
+/// permission list's filter box, which has no name and so is not sent; beside it a form that
+/// a script handles, none of whose fields has a name. "Save" posts to `/found?q=saved`.
+async fn group() -> Html<String> {
+    page(
+        "Add group",
+        r#"<form method="post" action="/found?q=saved" id="group_form">
+<input type="hidden" name="csrfmiddlewaretoken" value="token">
+<p><label for="id_name">Name:</label> <input id="id_name" name="name"></p>
+<p><input id="id_permissions_input" placeholder="Filter the available permissions"></p>
+<p><input type="submit" value="Save"></p>
+</form>
+<form id="lookup" onsubmit="return false">
+<p><label for="q">Look up</label> <input id="q"> <button>Go</button></p>
+</form>"#,
     )
 }
 

@@ -59,6 +59,7 @@
       readonly: (el.tagName === "INPUT" || el.tagName === "TEXTAREA") && (el.readOnly || el.getAttribute("aria-readonly") === "true"),
       sends: sendsOf(el),
       autocomplete: clip((el.getAttribute("autocomplete") || "").toLowerCase(), 40),
+      unsent: unsentField(el),
     };
   };
 
