@@ -35,9 +35,14 @@ async fn done(mut env: ChromiumEnv, pool: BrowserPool, prefix: &str) {
 
 /// An environment on `url` whose task succeeds when the top page reaches `/found` with `query`.
 async fn env_at(pool: &BrowserPool, url: String, query: &str) -> ChromiumEnv {
+    env_for(pool, url, "Use the form", query).await
+}
+
+/// [`env_at`] with the task's goal.
+async fn env_for(pool: &BrowserPool, url: String, goal: &str, query: &str) -> ChromiumEnv {
     let mut task = TaskSpec::new(
         url,
-        "Use the form",
+        goal,
         vec![SuccessPredicate::UrlMatches(format!("/found\\?{query}$"))],
     );
     task.resettable = true;
@@ -197,16 +202,13 @@ async fn names_and_roles_come_from_the_accessibility_tree() {
 async fn a_field_its_form_does_not_send_is_seen_so_and_takes_only_a_value_that_fits_it() {
     let site = components().await;
     let (pool, prefix) = browser_for("unsent");
-    let mut task = TaskSpec::new(
+    let mut env = env_for(
+        &pool,
         site.url("/group"),
         "add a new group named \"editors\"",
-        vec![SuccessPredicate::UrlMatches("/found\\?q=saved$".into())],
-    );
-    task.resettable = true;
-    task.validate().expect("valid");
-    let mut env =
-        ChromiumEnv::new(pool.clone(), Arc::new(task), EnvOptions::default()).expect("valid");
-    env.restore(&[]).await.expect("loads");
+        "q=saved",
+    )
+    .await;
     let observation = env.observation().expect("a page");
     let unsent = |name: &str| {
         observation
