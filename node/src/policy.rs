@@ -3302,6 +3302,36 @@ mod tests {
             fills.iter().any(|l| l.contains("\"Name:\"=\"editors\"")),
             "{fills:#?}"
         );
+
+        // And they are no part of how well the form is filled: the fill of "Name" fits as
+        // well as in a form without them (before, a third as well: one field of three).
+        let fit = |observation: &Observation| {
+            DefaultPolicy::default()
+                .propose(observation, &task(goal, &[]))
+                .candidates
+                .iter()
+                .find(|c| {
+                    c.action
+                        .label()
+                        .starts_with("fill \"Name:\"=\"editors\" and")
+                })
+                .and_then(|c| {
+                    c.why
+                        .0
+                        .iter()
+                        .find(|(s, _)| *s == "values_fit")
+                        .map(|w| w.1)
+                })
+                .expect("a fill of Name alone, with its fit")
+        };
+        let alone = page(vec![filter("Name:", false), save.clone()]);
+        assert!(fit(&fields(true)) > 0.0);
+        assert!(
+            (fit(&fields(true)) - fit(&alone)).abs() < 1e-9,
+            "{} against {}",
+            fit(&fields(true)),
+            fit(&alone)
+        );
     }
 
     #[test]

@@ -69,7 +69,13 @@ impl FormFit<'_> {
             });
         }
         assignment.extend(self.selects.iter().cloned());
-        (assignment, quality / self.text_fields.len() as f64)
+        (assignment, quality / self.sent_text_fields())
+    }
+
+    /// How many text fields the form sends (at least one): what a fill's quality is a share
+    /// of. A field it does not send (a list's filter box) is no part of filling it.
+    fn sent_text_fields(&self) -> f64 {
+        self.text_fields.iter().filter(|f| !f.unsent).count().max(1) as f64
     }
 }
 
@@ -645,5 +651,5 @@ fn greedy(
         }
     }
     assignment.extend(form.selects.iter().cloned());
-    (assignment, quality / form.text_fields.len() as f64)
+    (assignment, quality / form.sent_text_fields())
 }
