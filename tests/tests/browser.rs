@@ -57,8 +57,8 @@ impl Environment for KillOnAct {
     }
 }
 
-/// From the configuration section, two levels above the page: a search of a few actions (66
-/// from the index, past its decoys): the test is about the crash, not the search.
+/// From the configuration section, two levels above the page: a search of about 7 actions
+/// (66 from the index, past its decoys). The test is about the crash, not the search.
 fn docs_task(base: &str) -> TaskSpec {
     let mut task = TaskSpec::new(
         format!("{base}/docs/configuration"),

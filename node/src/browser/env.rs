@@ -734,12 +734,12 @@ impl ChromiumEnv {
         }
     }
 
-    /// A failed operation on a dead browser is a crash, whatever the error said.
     /// The generation of the browser this environment uses (0 before it has one).
     fn generation(&self) -> u64 {
         self.browser.as_ref().map_or(0, |(_, g)| *g)
     }
 
+    /// A failed operation on a dead browser is a crash, whatever the error said.
     async fn crash_aware(&mut self, error: EnvError) -> EnvError {
         if matches!(error, EnvError::Crashed(_)) {
             return error;

@@ -1525,10 +1525,7 @@ impl Tab {
         if self.closed {
             return;
         }
-        self.closed = true;
-        for listener in self.listeners.drain(..) {
-            listener.abort();
-        }
+        self.abandon();
         let limit = Duration::from_secs(3);
         let _ = tokio::time::timeout(limit, self.page.clone().close()).await;
         let _ = tokio::time::timeout(
@@ -1537,9 +1534,7 @@ impl Tab {
         )
         .await;
     }
-}
 
-impl Tab {
     /// Lets go of a tab whose browser died: its listeners stop and nothing is asked of the
     /// browser (closing it would wait out two timeouts per tab for a process that is gone).
     pub fn abandon(&mut self) {

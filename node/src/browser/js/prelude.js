@@ -507,12 +507,13 @@ const formOf = (el) => {
 
 // A field of a <form> that the form does not send: no name, while other fields of the form
 // (not hidden ones, not its buttons) have one. A widget's own box (a list's filter) is so.
+const FIELD_TAGS = ["INPUT", "TEXTAREA", "SELECT"];
 const unsentField = (el) => {
   const form = el.form;
-  if (!form || el.name || !["INPUT", "TEXTAREA", "SELECT"].includes(el.tagName)) return false;
+  if (!form || el.name || !FIELD_TAGS.includes(el.tagName)) return false;
   return Array.from(form.elements).some((other) =>
     other !== el && other.name && other.type !== "hidden" && !other.matches(SUBMITS) &&
-    ["INPUT", "TEXTAREA", "SELECT"].includes(other.tagName));
+    FIELD_TAGS.includes(other.tagName));
 };
 
 // What activating an element sends, as the page declares it (`Sends` in the protocol): a
