@@ -17,7 +17,8 @@
 //! - [`arithmetic`]: sums and one-unknown equations a page poses, solved (values to type).
 //! - [`goal`]: what a goal's text names literally (quotes, numbers, names, positions).
 //! - [`comparison`]: the comparisons a goal asks for ("more than 5 million inhabitants"), for
-//!   a data browser's filter row.
+//!   a data browser's filter row (`forager_protocol::comparison`, re-exported: the goal's
+//!   plan reads them too).
 //! - [`claims`]: a branch's writes claimed from the task's queen before they run (one write
 //!   per task).
 //! - [`worker`]: a node's loop: expansions, branch searches, replays and syncs asked by peers.
@@ -38,7 +39,6 @@ pub mod actor;
 pub mod arithmetic;
 pub mod browser;
 pub mod claims;
-pub mod comparison;
 pub mod consent;
 pub mod embed;
 pub mod encoder;
@@ -55,6 +55,8 @@ pub mod policy;
 pub mod search;
 pub mod superlative;
 pub mod worker;
+
+pub use forager_protocol::comparison;
 
 pub use environment::{Candidate, EnvError, Environment, StateInfo, Step};
 
@@ -77,6 +79,7 @@ pub(crate) mod testing {
             forms: vec![],
             validation_errors: vec![],
             values: vec![],
+            tables: vec![],
             scrollables: vec![],
             terminals: vec![],
             fingerprint: forager_protocol::Fingerprint([0; 16]),

@@ -15,6 +15,7 @@
 mod candidates;
 mod families;
 mod fill;
+mod plan;
 mod precise;
 pub mod signals;
 mod terminal;
@@ -564,6 +565,8 @@ struct ClickPage<'a> {
     /// Some value the goal gives is held by no field yet: sending a form now sends it without.
     values_pending: bool,
     calendar: Option<&'a Calendar>,
+    /// The goal's plan read against the page (`None` in unit tests of other signals).
+    plan: Option<&'a plan::PlanPage>,
 }
 
 /// The affinity at least of an element that carries a name or a quoted text of the goal.
@@ -1931,6 +1934,7 @@ mod tests {
             .into_iter()
             .filter(|(_, value)| !value.is_empty())
             .map(|(label, value)| PageValue {
+                changed: false,
                 label: label.into(),
                 value: value.into(),
                 kind: PageValueKind::Field,
@@ -1964,6 +1968,7 @@ mod tests {
         let mut observation = page(vec![tags, submit]);
         if !held.is_empty() {
             observation.values = vec![PageValue {
+                changed: false,
                 label: "Tags:".into(),
                 value: held.into(),
                 kind: PageValueKind::Field,
@@ -1994,6 +1999,7 @@ mod tests {
         observation.values = held
             .iter()
             .map(|(label, value)| PageValue {
+                changed: false,
                 label: (*label).into(),
                 value: (*value).into(),
                 kind: PageValueKind::Field,
@@ -2824,6 +2830,7 @@ mod tests {
             // The sender is shown (found, not typed).
             let mut observation = page(vec![element("heading", "From Andria"), field]);
             observation.values = vec![PageValue {
+                changed: false,
                 label: label.into(),
                 value: "Varius. Morbi.".into(),
                 kind: PageValueKind::Field,
@@ -3412,11 +3419,13 @@ mod tests {
         let mut copying = page(fields);
         copying.values = vec![
             PageValue {
+                changed: false,
                 label: String::new(),
                 value: "Sapien ut ultricies".into(),
                 kind: PageValueKind::Field,
             },
             PageValue {
+                changed: false,
                 label: String::new(),
                 value: "Sit mi scelerisque".into(),
                 kind: PageValueKind::Field,
@@ -3503,6 +3512,7 @@ mod tests {
     #[test]
     fn the_number_of_things_the_goal_asks_for_is_counted_on_the_page() {
         let count = |label: &str, value: &str| PageValue {
+            changed: false,
             label: label.into(),
             value: value.into(),
             kind: PageValueKind::Count,

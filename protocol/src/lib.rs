@@ -8,6 +8,9 @@
 //!   checked by).
 //! - [`action`], [`observation`]: what an agent does on a page and what it sees there.
 //! - [`amount`]: amounts as goals write them ("5 million" → the digits a field wants).
+//! - [`comparison`]: the comparisons a goal asks for ("more than 5 million inhabitants").
+//! - [`plan`]: a goal read as a plan before the browser moves: its act, object, conditions and
+//!   preconditions.
 //! - [`fingerprint`]: the identity of a page state (two observations with one fingerprint are
 //!   the same state).
 //! - [`trajectory`]: finished rollouts and their fixed-dimension vectors.
@@ -39,6 +42,7 @@ pub mod amount;
 pub mod artifact;
 pub mod capsule;
 pub mod codec;
+pub mod comparison;
 pub mod consent;
 pub mod credential;
 pub mod digest;
@@ -47,6 +51,7 @@ pub mod llm;
 pub mod meaningful;
 pub mod observation;
 pub mod outcome;
+pub mod plan;
 pub mod predicate;
 pub mod recall;
 pub mod result;

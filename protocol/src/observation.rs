@@ -104,6 +104,10 @@ pub struct PageValue {
     pub value: String,
     /// Where it comes from.
     pub kind: PageValueKind,
+    /// A field or list whose value is not the one the page served (typed or chosen since,
+    /// not sent yet).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub changed: bool,
 }
 
 /// Where a [`PageValue`] was read.
@@ -119,6 +123,19 @@ pub enum PageValueKind {
     /// How many shown elements carry a word in their class (`label`: the word; `value`: the
     /// number): what a goal that asks for a number of things counts.
     Count,
+    /// The option a list (a single-choice `<select>`) shows chosen: `label` is the list's
+    /// name, `value` the option's label.
+    Choice,
+}
+
+/// A table of records the page shows: its header and the rows under it, each cell's text
+/// (bounded). What tells whether every row listed satisfies a goal's conditions.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Table {
+    /// The column headers.
+    pub headers: Vec<String>,
+    /// The rows, each a cell per header.
+    pub rows: Vec<Vec<String>>,
 }
 
 /// A box of text that scrolls (a text area, a scrolling panel of text), which a scroll action
@@ -197,6 +214,9 @@ pub struct Observation {
     /// Values the page shows that a fill could use (bounded).
     #[serde(default)]
     pub values: Vec<PageValue>,
+    /// Tables of records (bounded).
+    #[serde(default)]
+    pub tables: Vec<Table>,
     /// Boxes of text that scroll (bounded).
     #[serde(default)]
     pub scrollables: Vec<Scrollable>,

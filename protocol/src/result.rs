@@ -242,6 +242,18 @@ pub struct NetworkSummary {
     /// The first refused writes, as `METHOD URL`.
     #[serde(default)]
     pub refused_write_requests: Vec<String>,
+    /// Of the refused writes, those the page sent on its own (a timer's, a heartbeat's, a
+    /// beacon, between actions): charged to no action, no branch pruned for them.
+    #[serde(default)]
+    pub background_refused: u64,
+    /// The first of them, as `METHOD URL`.
+    #[serde(default)]
+    pub background_requests: Vec<String>,
+    /// Of the refused writes, those an action that commits nothing caused and that only save
+    /// the page's own view (a menu's state, the items open, a draft as it is typed): no
+    /// branch pruned for them.
+    #[serde(default)]
+    pub view_state_refused: u64,
 }
 
 /// The result document.

@@ -470,6 +470,98 @@ pub fn class_of_url(url: &str) -> Option<RiskClass> {
         .map(|&(_, class)| class)
 }
 
+/// Words of a handler's URL that say it keeps the page's own view or presence: which items
+/// are open, a menu or sidebar's state, a dismissed notice, a draft kept as it is typed, an
+/// editor's lock or heartbeat, telemetry.
+const VIEW_STATE_WORDS: &[&str] = &[
+    "autosave",
+    "autosaves",
+    "draft",
+    "drafts",
+    "preference",
+    "preferences",
+    "prefs",
+    "option",
+    "options",
+    "setting",
+    "settings",
+    "state",
+    "view",
+    "views",
+    "layout",
+    "sidebar",
+    "dismiss",
+    "dismissed",
+    "dismissible",
+    "dismissibles",
+    "seen",
+    "presence",
+    "ping",
+    "heartbeat",
+    "lock",
+    "telemetry",
+    "analytics",
+    "track",
+    "tracking",
+    "metrics",
+    "beacon",
+    "storylist",
+    "collapsed",
+    "expanded",
+    "toggle",
+    "recent",
+    "visited",
+    "ui",
+];
+
+/// Whether a write (a request the network gate held) only saves the page's own view, by what
+/// it is and where it goes: a `PUT` or `PATCH` (a resource's state replaced, not a record
+/// made), or a handler whose URL names view state ([`VIEW_STATE_WORDS`]); never one whose URL
+/// names a handler above a draft write (a delete, an account's change), nor a `DELETE`. The
+/// gate refuses such a write either way; this decides only that it is no reason to prune the
+/// action that caused it, when that action commits nothing (no commit verb, no Enter).
+pub fn saves_view_state(method: &str, url: &str) -> bool {
+    // An account's own settings are the user's, whatever the method.
+    let account = handler_parts(url).is_some_and(|parts| {
+        parts.iter().any(|part| {
+            part.split(|c: char| !c.is_alphanumeric()).any(|w| {
+                [
+                    "account",
+                    "password",
+                    "email",
+                    "user",
+                    "users",
+                    "role",
+                    "roles",
+                    "permission",
+                    "permissions",
+                    "profile",
+                    "token",
+                    "tokens",
+                ]
+                .contains(&w)
+            })
+        })
+    });
+    if method.eq_ignore_ascii_case("DELETE")
+        || account
+        || class_of_url(url).is_some_and(|class| class > RiskClass::DraftWrite)
+    {
+        return false;
+    }
+    let idempotent = method.eq_ignore_ascii_case("PUT") || method.eq_ignore_ascii_case("PATCH");
+    let named = handler_parts(url).is_some_and(|parts| {
+        parts.iter().any(|part| {
+            part.split(|c: char| !c.is_alphanumeric())
+                .any(|w| VIEW_STATE_WORDS.contains(&w))
+        })
+    }) || url.split_once('?').is_some_and(|(_, q)| {
+        q.split(['&', '='])
+            .any(|w| VIEW_STATE_WORDS.contains(&w.to_lowercase().as_str()))
+    });
+    idempotent || named
+}
+
 /// A link that navigates by `GET`: see the module documentation.
 fn classify_link_navigation(name: &str, url: &str) -> RiskClass {
     if let Some(class) = class_of_url(url) {
@@ -570,6 +662,36 @@ fn classify_form_submission(context: &RiskContext<'_>) -> RiskClass {
         class.max(RiskClass::AuthenticatedRead)
     } else {
         class
+    }
+}
+
+#[cfg(test)]
+mod view_state_tests {
+    use super::*;
+
+    #[test]
+    fn writes_of_the_pages_own_view_are_told_apart_by_what_and_where() {
+        assert!(saves_view_state(
+            "PUT",
+            "http://h/recipes/default/tiddlers/%24%3A%2FStoryList"
+        ));
+        assert!(saves_view_state("PATCH", "http://h/admin/dismissibles/"));
+        assert!(saves_view_state(
+            "POST",
+            "http://h/admin/editing-sessions/ping/3/"
+        ));
+        assert!(saves_view_state(
+            "POST",
+            "http://h/wp-json/wp/v2/posts/7/autosaves"
+        ));
+        assert!(saves_view_state(
+            "POST",
+            "http://h/w/api.php?action=options&format=json"
+        ));
+        assert!(!saves_view_state("POST", "http://h/items/3/comments"));
+        assert!(!saves_view_state("POST", "http://h/group/3/delete/"));
+        assert!(!saves_view_state("PUT", "http://h/account/password/change"));
+        assert!(!saves_view_state("DELETE", "http://h/ui/state"));
     }
 }
 

@@ -138,6 +138,7 @@ mod tests {
             forms: vec![],
             validation_errors: errors.iter().map(|e| e.to_string()).collect(),
             values: vec![],
+            tables: vec![],
             scrollables: vec![],
             terminals: vec![],
             fingerprint: Fingerprint([fp; 16]),

@@ -2075,6 +2075,13 @@ impl TaskRun {
             }
         }
         n.refused_writes += network.refused_writes;
+        n.background_refused += network.background_refused;
+        n.view_state_refused += network.view_state_refused;
+        for request in &network.background_requests {
+            if n.background_requests.len() < 100 && !n.background_requests.contains(request) {
+                n.background_requests.push(request.clone());
+            }
+        }
         for request in &network.refused_write_requests {
             if n.refused_write_requests.len() < 100 && !n.refused_write_requests.contains(request) {
                 n.refused_write_requests.push(request.clone());

@@ -98,6 +98,9 @@ struct Task {
     /// The family of tasks with other values it belongs to (the original's id), for the
     /// memory comparison.
     family: Option<String>,
+    /// `held-out` for a task written before its first run and never tuned on; absent for
+    /// the tuning split.
+    split: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, serde::Deserialize)]
@@ -650,6 +653,9 @@ USAGE: cargo bench -p forager-tests --bench apps -- [FLAGS]
 
   --apps a,b          applications to run (datasette, roundup, django; default all)
   --tasks a,b         task ids or app/id from apps-tasks.json (default all)
+  --tasks-file FILE   read the applications and tasks from FILE instead of apps-tasks.json
+                      (a script path in it is the repository's unless absolute)
+  --split NAME        only the tasks of this split (held-out, or tuning: those without one)
   --budget N          actions per run (default 150)
   --timeout SECS      wall-clock limit per run (default 300)
   --nodes N           nodes per run (default 2)
@@ -685,8 +691,17 @@ fn main() {
         nodes: arg("--nodes").map_or(2, |s| s.parse().expect("--nodes N")),
         memory: arg("--memory").map(PathBuf::from),
     };
-    let all: Tasks =
-        serde_json::from_str(include_str!("apps-tasks.json")).expect("apps-tasks.json is valid");
+    let all: Tasks = match arg("--tasks-file") {
+        Some(file) => {
+            let text = std::fs::read_to_string(&file)
+                .unwrap_or_else(|e| panic!("--tasks-file {file}: {e}"));
+            serde_json::from_str(&text).unwrap_or_else(|e| panic!("--tasks-file {file}: {e}"))
+        }
+        None => {
+            serde_json::from_str(include_str!("apps-tasks.json")).expect("apps-tasks.json is valid")
+        }
+    };
+    let chosen_split = arg("--split");
     let chosen_apps: Option<Vec<String>> =
         arg("--apps").map(|s| s.split(',').map(str::to_owned).collect());
     let chosen_tasks: Option<Vec<String>> =
@@ -736,6 +751,11 @@ fn main() {
             .iter()
             .filter(|t| t.app == app.name)
             .filter(|t| {
+                chosen_split
+                    .as_deref()
+                    .is_none_or(|s| t.split.as_deref().unwrap_or("tuning") == s)
+            })
+            .filter(|t| {
                 chosen_tasks.as_ref().is_none_or(|c| {
                     c.iter()
                         .any(|n| *n == t.id || *n == format!("{}/{}", t.app, t.id))
@@ -745,6 +765,8 @@ fn main() {
         if tasks.is_empty() {
             continue;
         }
+        // A relative script is the repository's; an absolute one is anyone's (a task file
+        // being written outside the repository).
         let app_script = repo_root().join(&app.script);
         let dir = work.join(&app.name);
         eprintln!("{}: {} install {}", app.name, app.script, dir.display());

@@ -3,7 +3,9 @@
 //! canary origin).
 
 mod components;
+mod own_writes;
 pub use components::components;
+pub use own_writes::own_writes;
 
 use axum::Router;
 use axum::body::{Body, Bytes};

@@ -1,7 +1,9 @@
 //! Risk read from what an action sends, end to end in real Chromium: `GET` forms and
 //! navigating links are reads whatever their words, a write hidden behind a read-rated control
 //! is refused at the network (the gate), a link whose URL deletes is rated by its URL, and
-//! credentials go only into the login form (`sites::records`).
+//! credentials go only into the login form (`sites::records`); writes a page sends on its
+//! own (a heartbeat, an autosave, a menu's state, a single-page application's list of open
+//! items) are refused without being charged to an action (`sites::own_writes`).
 
 use forager_protocol::RiskClass;
 use forager_protocol::result::{RunResult, Status};
@@ -240,4 +242,124 @@ async fn credentials_go_only_into_the_login_form() {
         );
     }
     assert!(site.orders() >= 1, "the login landed");
+}
+
+/// The editor's 500 ms heartbeat and its menu's `PATCH` of a "dismissible" are refused and
+/// charged to no action: opening the menu and following its link passes, no branch pruned
+/// `risk_underestimated`, both counted apart, and nothing reached the server.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn writes_the_page_sends_on_its_own_prune_nothing() {
+    let site = sites::serve(sites::own_writes()).await;
+    let run = explore(
+        "ownwrites",
+        &site,
+        "/editor",
+        "Open the archive list",
+        "20",
+        &["--success-text", "The archive list", "--nodes", "1"],
+    )
+    .await;
+    let result = run.passed();
+    let network = &result.network;
+    // The one write an action is charged for is the "Show more" button's hidden POST, if the
+    // search tried it.
+    let hidden = network
+        .refused_write_requests
+        .iter()
+        .filter(|r| r.ends_with("/editor/more"))
+        .count() as u32;
+    assert!(
+        pruned(result, "risk_underestimated") <= hidden,
+        "{:?} {network:?}",
+        result.metrics.pruned
+    );
+    assert!(
+        network.background_refused >= 1,
+        "the heartbeat: {network:?}"
+    );
+    assert!(
+        network
+            .background_requests
+            .iter()
+            .all(|r| r.ends_with("/editor/ping")),
+        "{network:?}"
+    );
+    assert!(
+        network.view_state_refused >= 1,
+        "the menu's state: {network:?}"
+    );
+    assert_eq!(site.orders(), 0, "no write reached the server");
+}
+
+/// Beside the heartbeat, "Show more entries" `fetch`es a `POST`: that write is the action's,
+/// refused and its branch pruned `risk_underestimated`, while the heartbeat is charged to
+/// nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hidden_write_is_still_refused_beside_a_heartbeat() {
+    let site = sites::serve(sites::own_writes()).await;
+    let run = explore(
+        "hiddenwrite",
+        &site,
+        "/editor",
+        "Show more entries",
+        "8",
+        &["--success-text", "Entry two", "--nodes", "1"],
+    )
+    .await;
+    let result = run.result.as_ref().expect("a result document");
+    assert_eq!(result.status, Status::Failing, "{}", run.stderr);
+    assert!(
+        pruned(result, "risk_underestimated") >= 1,
+        "{:?}",
+        result.metrics.pruned
+    );
+    assert!(
+        result
+            .network
+            .refused_write_requests
+            .iter()
+            .any(|r| r.starts_with("POST ") && r.ends_with("/editor/more")),
+        "{:?}",
+        result.network
+    );
+    assert!(
+        !result
+            .network
+            .background_requests
+            .iter()
+            .any(|r| r.ends_with("/editor/more")),
+        "the hidden write is the action's, not the page's: {:?}",
+        result.network
+    );
+    assert_eq!(site.orders(), 0, "no write reached the server");
+}
+
+/// A single-page notes application `PUT`s the list of its open notes on every click: a read
+/// ("open the note with the cabin's Wi-Fi password") still opens it, the `PUT` refused as the
+/// page's own view and no branch pruned for it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_single_page_app_saving_its_open_items_can_still_be_read() {
+    let site = sites::serve(sites::own_writes()).await;
+    let run = explore(
+        "spaview",
+        &site,
+        "/notes",
+        "Open the note with the cabin's Wi-Fi password",
+        "15",
+        &["--success-text", "pine-needle-77", "--nodes", "1"],
+    )
+    .await;
+    let result = run.passed();
+    assert_eq!(
+        pruned(result, "risk_underestimated"),
+        0,
+        "{:?}",
+        result.metrics.pruned
+    );
+    assert!(
+        result.network.view_state_refused >= 1,
+        "{:?}",
+        result.network
+    );
+    assert_eq!(site.orders(), 0, "no write reached the server");
 }

@@ -397,6 +397,16 @@ impl ChromiumEnv {
         self.network.lock().map(|l| l.clone()).unwrap_or_default()
     }
 
+    /// What the browser's network saw since the last time this was taken: each report
+    /// carries its own part, which the queen adds up (a kept branch's environment reports
+    /// many times).
+    pub fn take_network(&self) -> NetworkLog {
+        self.network
+            .lock()
+            .map(|mut l| std::mem::take(&mut *l))
+            .unwrap_or_default()
+    }
+
     /// URL and title of a state this environment saw.
     pub fn page(&self, fingerprint: &Fingerprint) -> Option<&PageSummary> {
         self.pages.get(fingerprint)
@@ -1481,7 +1491,7 @@ impl crate::worker::EnvFactory for ChromiumFactory {
     }
 
     fn network(env: &ChromiumEnv) -> forager_protocol::result::NetworkSummary {
-        env.network().summary()
+        env.take_network().summary()
     }
 
     async fn screenshot(env: &ChromiumEnv) -> Option<Vec<u8>> {

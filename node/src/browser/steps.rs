@@ -73,8 +73,8 @@ pub(crate) async fn perform_gated(
     inputs: &BTreeMap<String, String>,
     guard: &OriginGuard,
 ) -> Result<Performed, EnvError> {
-    use forager_protocol::risk::{class_of_request, class_of_url};
-    let stray = tab.set_gate(class);
+    use forager_protocol::risk::{class_of_request, class_of_url, saves_view_state};
+    let stray = tab.begin_action(class);
     if let Some((method, url)) = stray.first() {
         tracing::info!(
             refused = stray.len(),
@@ -83,7 +83,17 @@ pub(crate) async fn perform_gated(
         );
     }
     let performed = perform(tab, action, inputs, guard).await;
-    let refused = tab.set_gate(forager_protocol::RiskClass::ReadOnly);
+    let refused = tab.end_action();
+    // An action that commits nothing (no commit verb, no Enter, no navigation: opening a
+    // menu, a note, typing) whose writes only save the page's own view: refused, and no sign
+    // that the action was rated too low.
+    let commits =
+        forager_protocol::submit::is_submit_shaped(action.shape(), &committed_name(action));
+    if !refused.is_empty() && !commits && refused.iter().all(|(m, u)| saves_view_state(m, u)) {
+        tab.count_view_state(refused.len());
+        tracing::info!(action = %action.label(), refused = refused.len(), first = %format!("{} {}", refused[0].0, refused[0].1), "writes of the page's own view refused");
+        return performed;
+    }
     // What a refused request shows: its method's class, or the class of the handler its URL
     // names (a page load of `/item/3/delete`), the higher.
     let shows = |(method, url): &(String, String)| {
@@ -99,6 +109,20 @@ pub(crate) async fn perform_gated(
         });
     }
     performed
+}
+
+/// The accessible name the submit-shape classifier reads for an action: its target's, or its
+/// form's submit control's.
+fn committed_name(action: &Action) -> String {
+    match action {
+        Action::Click { target } | Action::Repeat { target, .. } | Action::Hover { target } => {
+            target.name.clone()
+        }
+        Action::FillForm { submit, .. } => {
+            submit.as_ref().map_or(String::new(), |t| t.name.clone())
+        }
+        _ => String::new(),
+    }
 }
 
 pub(crate) async fn perform(

@@ -11,7 +11,7 @@ mod accessibility;
 use crate::environment::EnvError;
 use chromiumoxide::cdp::browser_protocol::fetch::{
     ContinueRequestParams, EnableParams as FetchEnable, EventRequestPaused, FailRequestParams,
-    RequestPattern,
+    FulfillRequestParams, HeaderEntry, RequestPattern,
 };
 use chromiumoxide::cdp::browser_protocol::input::{
     DispatchKeyEventParams, DispatchKeyEventType, DispatchMouseEventParams, DispatchMouseEventType,
@@ -160,6 +160,14 @@ pub struct NetworkLog {
     pub refused_writes: u64,
     /// The first of them, `METHOD URL`.
     pub refused_write_requests: Vec<String>,
+    /// Of those, writes the page sent on its own (a timer's, a heartbeat's, a beacon, between
+    /// actions): refused, charged to no action.
+    pub background_refused: u64,
+    /// The first of them, `METHOD URL`.
+    pub background_requests: Vec<String>,
+    /// Of those, writes an action that commits nothing caused and that save only the page's
+    /// own view (a menu's state, the items open, a draft): refused, no reason to prune.
+    pub view_state_refused: u64,
 }
 
 /// The network gate of one tab: the class of the action running now (read-only between
@@ -168,19 +176,56 @@ pub struct NetworkLog {
 /// (`risk::allows_writes`); a page load whose URL names a handler that changes state
 /// (`/item/3/delete`, `?action=logout`: `risk::class_of_url`) only while an action of that
 /// class or above runs, so a script that navigates there is held to it too.
+///
+/// A write the page sends on its own is told apart and charged to no action: one the page's
+/// script marked as sent outside any real input (`init.js`: from a timer no input set going,
+/// or long after the last input; the [`BACKGROUND_HEADER`]), a beacon, one sent between
+/// actions, and one to the same handler as such a write before (a heartbeat that repeats).
+/// They are refused like any other write the action's class does not allow, whatever the
+/// class (a page's own write is never the user's), and counted apart.
 #[derive(Debug)]
 struct WriteGate {
     class: forager_protocol::RiskClass,
+    /// Whether an action runs now.
+    acting: bool,
     refused: Vec<(String, String)>,
+    /// The handlers (method and digit-masked path) the page wrote to on its own.
+    background: BTreeSet<(String, String)>,
 }
 
 impl Default for WriteGate {
     fn default() -> Self {
         WriteGate {
             class: forager_protocol::RiskClass::ReadOnly,
+            acting: false,
             refused: Vec::new(),
+            background: BTreeSet::new(),
         }
     }
+}
+
+/// The header `init.js` puts on a write the page's script sends outside any real input. A
+/// request that carries it is refused, so it never reaches a server (a page that sets it
+/// itself only has its own write refused).
+pub const BACKGROUND_HEADER: &str = "x-forager-background";
+
+/// A write's handler as the gate remembers it: the method and the URL's path, digits masked
+/// (`POST /admin/editing-sessions/ping/#/`).
+fn handler_of(method: &str, url: &str) -> (String, String) {
+    let path = url::Url::parse(url)
+        .map(|u| u.path().to_owned())
+        .unwrap_or_default();
+    let mut masked = String::with_capacity(path.len());
+    for c in path.chars() {
+        if c.is_ascii_digit() {
+            if !masked.ends_with('#') {
+                masked.push('#');
+            }
+        } else {
+            masked.push(c);
+        }
+    }
+    (method.to_ascii_uppercase(), masked)
 }
 
 impl WriteGate {
@@ -191,6 +236,12 @@ impl WriteGate {
             return allows_writes(self.class);
         }
         !document || class_of_url(url).is_none_or(|class| class <= self.class)
+    }
+
+    /// Whether a write is one the page sent on its own: marked so by the page's script, a
+    /// beacon, sent while no action runs, or to a handler such a write went to before.
+    fn sent_on_its_own(&self, method: &str, url: &str, marked: bool, beacon: bool) -> bool {
+        marked || beacon || !self.acting || self.background.contains(&handler_of(method, url))
     }
 }
 
@@ -214,6 +265,9 @@ impl NetworkLog {
             blocked_urls: self.blocked_urls.clone(),
             refused_writes: self.refused_writes,
             refused_write_requests: self.refused_write_requests.clone(),
+            background_refused: self.background_refused,
+            background_requests: self.background_requests.clone(),
+            view_state_refused: self.view_state_refused,
         }
     }
 }
@@ -238,6 +292,8 @@ pub(crate) struct RawObservation {
     pub validation_errors: Vec<String>,
     #[serde(default)]
     pub values: Vec<forager_protocol::observation::PageValue>,
+    #[serde(default)]
+    pub tables: Vec<forager_protocol::observation::Table>,
     #[serde(default)]
     pub scrollables: Vec<forager_protocol::observation::Scrollable>,
     #[serde(default)]
@@ -350,6 +406,8 @@ pub struct Tab {
     page: Page,
     events: Arc<Mutex<TabEvents>>,
     gate: Arc<Mutex<WriteGate>>,
+    /// The environment's network log, shared by its tabs.
+    network: Arc<Mutex<NetworkLog>>,
     listeners: Vec<tokio::task::JoinHandle<()>>,
     timeouts: Timeouts,
     closed: bool,
@@ -431,6 +489,7 @@ impl Tab {
             page,
             events,
             gate: Arc::new(Mutex::new(WriteGate::default())),
+            network: network.clone(),
             listeners: Vec::new(),
             timeouts,
             closed: false,
@@ -478,13 +537,27 @@ impl Tab {
                 let url = &event.request.url;
                 let method = event.request.method.as_str();
                 let to_allowed_origin = guard.allows(url);
-                // The network gate: a write leaves only while an action that may write runs.
+                // The network gate: a write leaves only while an action that may write runs;
+                // one the page sends on its own never.
                 let document = matches!(event.resource_type, ResourceType::Document);
-                let refused_write = to_allowed_origin
-                    && !gate
+                let marked = event
+                    .request
+                    .headers
+                    .inner()
+                    .as_object()
+                    .is_some_and(|h| h.keys().any(|k| k.eq_ignore_ascii_case(BACKGROUND_HEADER)));
+                let beacon = matches!(event.resource_type, ResourceType::Ping);
+                let own = writes(method)
+                    && gate
                         .lock()
-                        .map(|g| g.lets_through(method, url, document))
-                        .unwrap_or(false);
+                        .map(|g| g.sent_on_its_own(method, url, marked, beacon))
+                        .unwrap_or(true);
+                let refused_write = to_allowed_origin
+                    && (own
+                        || !gate
+                            .lock()
+                            .map(|g| g.lets_through(method, url, document))
+                            .unwrap_or(false));
                 let allowed = to_allowed_origin && !refused_write;
                 if let Ok(mut log) = network.lock() {
                     if allowed {
@@ -498,6 +571,12 @@ impl Tab {
                         if log.refused_write_requests.len() < 100 {
                             log.refused_write_requests.push(format!("{method} {url}"));
                         }
+                        if own {
+                            log.background_refused += 1;
+                            if log.background_requests.len() < 100 {
+                                log.background_requests.push(format!("{method} {url}"));
+                            }
+                        }
                     } else {
                         log.blocked += 1;
                         if log.blocked_urls.len() < 100 {
@@ -505,11 +584,16 @@ impl Tab {
                         }
                     }
                 }
-                if refused_write
-                    && let Ok(mut g) = gate.lock()
-                    && g.refused.len() < MAX_REFUSED_KEPT
-                {
-                    g.refused.push((method.to_owned(), url.clone()));
+                if refused_write && let Ok(mut g) = gate.lock() {
+                    if own {
+                        // Marked, a beacon or between actions: its handler is the page's own
+                        // from now on (a heartbeat's next beat while an action runs).
+                        if (marked || beacon || !g.acting) && g.background.len() < 64 {
+                            g.background.insert(handler_of(method, url));
+                        }
+                    } else if g.refused.len() < MAX_REFUSED_KEPT {
+                        g.refused.push((method.to_owned(), url.clone()));
+                    }
                 }
                 let id = event.request_id.clone();
                 let sent = if allowed {
@@ -518,15 +602,28 @@ impl Tab {
                         .await
                         .map(|_| ())
                 } else {
-                    if refused_write {
+                    if refused_write && own {
+                        tracing::debug!(%method, %url, "the network gate refused a write the page sent on its own");
+                    } else if refused_write {
                         tracing::info!(%method, %url, "the network gate refused a write");
                     } else {
                         tracing::info!(%url, "blocked a request to another origin");
                     }
-                    guard_page
-                        .execute(FailRequestParams::new(id, ErrorReason::BlockedByClient))
-                        .await
-                        .map(|_| ())
+                    if refused_write && !document {
+                        // A script's write is answered, not cut off: a page that waits on
+                        // its answer (a session refresh at start) goes on as a refused
+                        // request lets it, where a network error left it waiting forever.
+                        let mut refusal = FulfillRequestParams::new(id, 403);
+                        refusal.response_headers =
+                            Some(vec![HeaderEntry::new("Content-Type", "text/plain")]);
+                        refusal.response_phrase = Some("Forbidden".into());
+                        guard_page.execute(refusal).await.map(|_| ())
+                    } else {
+                        guard_page
+                            .execute(FailRequestParams::new(id, ErrorReason::BlockedByClient))
+                            .await
+                            .map(|_| ())
+                    }
                 };
                 if let Err(error) = sent {
                     tracing::debug!(%error, "request guard reply failed");
@@ -679,15 +776,37 @@ impl Tab {
         Ok(())
     }
 
-    /// Sets the network gate to the class of the action about to run (read-only between
-    /// actions); returns the requests it refused since it was last set, as (method, URL).
-    pub fn set_gate(&self, class: forager_protocol::RiskClass) -> Vec<(String, String)> {
+    /// Opens the network gate to the class of the action about to run; returns the writes
+    /// it refused since the last action ended (the page's own), as (method, URL).
+    pub fn begin_action(&self, class: forager_protocol::RiskClass) -> Vec<(String, String)> {
         match self.gate.lock() {
             Ok(mut gate) => {
                 gate.class = class;
+                gate.acting = true;
                 std::mem::take(&mut gate.refused)
             }
             Err(_) => Vec::new(),
+        }
+    }
+
+    /// Closes the network gate (read-only between actions); returns the writes the action
+    /// caused that it refused (not those the page sent on its own), as (method, URL).
+    pub fn end_action(&self) -> Vec<(String, String)> {
+        match self.gate.lock() {
+            Ok(mut gate) => {
+                gate.class = forager_protocol::RiskClass::ReadOnly;
+                gate.acting = false;
+                std::mem::take(&mut gate.refused)
+            }
+            Err(_) => Vec::new(),
+        }
+    }
+
+    /// Counts writes refused as saving only the page's own view (see
+    /// `steps::perform_gated`).
+    pub fn count_view_state(&self, writes: usize) {
+        if let Ok(mut log) = self.network.lock() {
+            log.view_state_refused += writes as u64;
         }
     }
 
@@ -1606,6 +1725,7 @@ fn to_observation(
         forms: raw.forms,
         validation_errors: raw.validation_errors,
         values: raw.values,
+        tables: raw.tables,
         scrollables: raw.scrollables,
         terminals: raw.terminals,
         fingerprint,

@@ -71,6 +71,8 @@ pub(super) struct PageRead<'a> {
     twins: HashMap<(&'a str, &'a str), usize>,
     /// What the goal names for the precise assignments of a form.
     named: super::precise::NamedValues,
+    /// The goal's plan against this page.
+    plan: super::plan::PlanPage,
 }
 
 impl<'a> PageRead<'a> {
@@ -82,7 +84,19 @@ impl<'a> PageRead<'a> {
     ) -> PageRead<'a> {
         let goal = policy.embedder.embed(&task.goal);
         let sources = policy.sources(observation, task, reading, &goal);
-        let spare = spare_words(&task.goal, observation, &sources);
+        let plan = forager_protocol::plan::Plan::of(&task.goal);
+        // A goal read as a plan says what goes where: its conditions' values, its inputs. On a
+        // page of real forms, its other words are no values to type (a search box, a
+        // superseder, an email field given "report", "new", "bug").
+        let real_forms = observation
+            .elements
+            .iter()
+            .any(|e| e.form.as_ref().is_some_and(|f| !f.implicit));
+        let spare = if !plan.conditions.is_empty() && real_forms {
+            Vec::new()
+        } else {
+            spare_words(&task.goal, observation, &sources)
+        };
         let choices = Choices::of(observation, &task.goal);
         let hidden_quoted = reading.quoted.iter().any(|q| {
             !observation.elements.iter().any(|e| {
@@ -139,6 +153,10 @@ impl<'a> PageRead<'a> {
             pressed_toggles,
             twins,
             named: super::precise::NamedValues::of(observation, task, reading),
+            plan: super::plan::PlanPage::of(observation, plan, &|a: &str, b: &str| {
+                let lexical = policy.similarity(&policy.embedder.embed(a), b);
+                (lexical * lexical).max(policy.semantic(a, b))
+            }),
         }
     }
 
@@ -156,6 +174,7 @@ impl<'a> PageRead<'a> {
             values_held: self.progress.values == Some(1.0),
             values_pending: self.progress.values.is_some_and(|v| v < 1.0),
             calendar: self.calendar.as_ref(),
+            plan: Some(&self.plan),
         }
     }
 
@@ -294,6 +313,7 @@ impl<E: Embedder> DefaultPolicy<E> {
         let parts = signals::PageParts {
             progress: page.progress,
             dates: date_progress(observation, page.reading),
+            plan: page.plan.share(),
         };
         signals::page_value(hint, &parts, &self.weights)
     }
@@ -412,6 +432,16 @@ impl<E: Embedder> DefaultPolicy<E> {
                 .map(|(a, quality)| (a, Made::Assigned(quality)))
                 .collect();
             made.extend(precise.into_iter().map(|(a, fit)| (a, Made::Named(fit))));
+            for (assignment, fit) in self.plan_filter_rows(fields, &page.plan, page.observation) {
+                if !made.iter().any(|(a, _)| *a == assignment) {
+                    made.push((assignment, Made::Named(fit)));
+                }
+            }
+            for (assignment, fit) in plan_searches(fields, &page.plan, page.observation) {
+                if !made.iter().any(|(a, _)| *a == assignment) {
+                    made.push((assignment, Made::Named(fit)));
+                }
+            }
             for (assignment, made) in made {
                 if let Some(fill) = self.form_fill(page, fields, submit, assignment, made) {
                     scored.push(fill);
@@ -477,6 +507,7 @@ impl<E: Embedder> DefaultPolicy<E> {
                 (affinity, Why::single("goal_names_fields", affinity))
             }
         };
+        let (affinity, why) = self.plan_fill_lift(page, fields, &assignment, affinity, why);
         let key = action_key(&format!("fill {} {}", form_text, names.join(" ")));
         let action = Action::FillForm {
             fields: assignment,
@@ -532,6 +563,74 @@ impl<E: Embedder> DefaultPolicy<E> {
             }
         }
     }
+}
+
+impl<E: Embedder> DefaultPolicy<E> {
+    /// A fill's affinity moved by what sending it does to the goal's plan: lifted per unmet
+    /// condition its fields would hold, held back per met one it would send without.
+    fn plan_fill_lift(
+        &self,
+        page: &PageRead<'_>,
+        fields: &[&Element],
+        assignment: &[FieldValue],
+        affinity: f64,
+        mut why: Why,
+    ) -> (f64, Why) {
+        let mut effect = page.plan.fill(fields, assignment, page.observation);
+        let form = fields.first().and_then(|f| f.form.as_ref());
+        let submit = form.and_then(|f| f.submit_name.as_deref()).unwrap_or("");
+        effect.off_login = page.plan.off_login(&page.task.goal, submit)
+            || fields
+                .iter()
+                .any(|f| page.plan.off_login(&page.task.goal, &f.name));
+        let sets = self.weights.of(signals::PLAN_SETS)
+            * super::plan::PLAN_FILL_LIFT
+            * effect.sets.len() as f64;
+        let undone =
+            effect.drops.len() + usize::from(effect.other_record) + usize::from(effect.off_login);
+        let factor = super::plan::PLAN_UNDO_FACTOR
+            .powi(undone as i32)
+            .powf(self.weights.of(signals::PLAN_UNSETS));
+        let lifted = (affinity + sets) * factor;
+        if sets > 0.0 {
+            why.0.push((signals::PLAN_SETS, sets));
+        }
+        if factor < 1.0 {
+            why.0
+                .push((signals::PLAN_UNSETS, lifted - (affinity + sets)));
+        }
+        (lifted, why)
+    }
+}
+
+/// A search box of the form typed with the words of the record the plan is after ("whale"
+/// for "the book about hunting a whale"), where the page does not show it: one assignment
+/// per word, the most telling first.
+fn plan_searches(
+    fields: &[&Element],
+    plan: &super::plan::PlanPage,
+    observation: &Observation,
+) -> Vec<(Vec<FieldValue>, f64)> {
+    let Some(search) = fields.iter().find(|f| is_search_box(f) && !f.unsent) else {
+        return Vec::new();
+    };
+    let holds = |word: &str| {
+        observation.values.iter().any(|v| {
+            v.kind == PageValueKind::Field
+                && v.label == search.name
+                && v.value.eq_ignore_ascii_case(word)
+        })
+    };
+    plan.search_words()
+        .into_iter()
+        .filter(|w| !holds(w))
+        .take(3)
+        .enumerate()
+        .map(|(n, word)| {
+            let fit = [1.0, 0.7, 0.5][n];
+            (vec![super::precise::typed(search, word)], fit)
+        })
+        .collect()
 }
 
 /// The risk context of one control, by what it is and what it sends.

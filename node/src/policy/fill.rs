@@ -191,6 +191,8 @@ impl<E: Embedder> DefaultPolicy<E> {
                 PageValueKind::Field => {
                     sources.literal(value.value.clone(), format!("text {}", value.label))
                 }
+                // A list's chosen option is the list's own state, no value to copy.
+                PageValueKind::Choice => {}
                 // A goal that points at shown text ("type the text below"): a short block of
                 // it that is neither the goal nor a button's name (a field may be named by the
                 // text before it: the very text).

@@ -231,7 +231,7 @@ fn login_names(goal: &str) -> Vec<String> {
 }
 
 /// An option as a list wants it chosen: by its value, or its label where it has none.
-fn option_value(option: &forager_protocol::observation::SelectOption) -> String {
+pub(super) fn option_value(option: &forager_protocol::observation::SelectOption) -> String {
     if option.value.is_empty() {
         option.label.clone()
     } else {
@@ -240,18 +240,18 @@ fn option_value(option: &forager_protocol::observation::SelectOption) -> String 
 }
 
 /// A placeholder option ("- column -", "Sort...", "don't care"): no choice at all.
-fn placeholder(option: &forager_protocol::observation::SelectOption) -> bool {
+pub(super) fn placeholder(option: &forager_protocol::observation::SelectOption) -> bool {
     let label = option.label.trim();
     option.value.is_empty()
         && (label.starts_with('-') || label.ends_with("...") || label.ends_with('…'))
         || label.starts_with("- ")
 }
 
-fn is_list(element: &Element) -> bool {
+pub(super) fn is_list(element: &Element) -> bool {
     element.role == "combobox" && !element.options.is_empty()
 }
 
-fn select(element: &Element, value: String) -> FieldValue {
+pub(super) fn select(element: &Element, value: String) -> FieldValue {
     FieldValue {
         target: target_of(element),
         value: FillValue::Literal(value),
@@ -259,7 +259,7 @@ fn select(element: &Element, value: String) -> FieldValue {
     }
 }
 
-fn typed(element: &Element, value: String) -> FieldValue {
+pub(super) fn typed(element: &Element, value: String) -> FieldValue {
     FieldValue {
         target: target_of(element),
         value: FillValue::Literal(value),
@@ -387,7 +387,7 @@ impl<E: Embedder> DefaultPolicy<E> {
     }
 }
 
-fn operator_list(element: &Element) -> bool {
+pub(super) fn operator_list(element: &Element) -> bool {
     let options: Vec<(String, String)> = element
         .options
         .iter()
@@ -565,6 +565,7 @@ mod tests {
     fn held_values(held: &[(&str, &str)]) -> Vec<PageValue> {
         held.iter()
             .map(|(label, value)| PageValue {
+                changed: false,
                 label: (*label).into(),
                 value: (*value).into(),
                 kind: PageValueKind::Field,

@@ -214,6 +214,46 @@ pub(super) const CLICK_SIGNALS: &[ClickSignal] = &[
         },
     },
     ClickSignal {
+        name: "plan_adds",
+        reads: "a link whose address adds one of the plan's unmet conditions to the listing's query (a facet), or orders it as the plan asks",
+        prior_only: false,
+        lift: |page, _, element| {
+            let adds = page.plan?.link(element).adds.len();
+            (adds > 0).then_some(Lift::Add(super::plan::PLAN_LINK_LIFT * adds as f64))
+        },
+    },
+    ClickSignal {
+        name: "plan_drops",
+        reads: "a link whose address drops a condition of the plan the page meets (back to the whole listing)",
+        prior_only: false,
+        lift: |page, _, element| {
+            let drops = page.plan?.link(element).drops.len();
+            (drops > 0).then_some(Lift::Scale(
+                super::plan::PLAN_UNDO_FACTOR.powi(drops as i32),
+            ))
+        },
+    },
+    ClickSignal {
+        name: "plan_off_login",
+        reads: "the control leads away from the login the plan needs (registering, recovering a password) while the goal says nothing of it",
+        prior_only: false,
+        lift: |page, _, element| {
+            page.plan?
+                .off_login(&page.task.goal, &element.name)
+                .then_some(Lift::Scale(super::plan::PLAN_UNDO_FACTOR))
+        },
+    },
+    ClickSignal {
+        name: "plan_record",
+        reads: "a link of the listed item the plan's record is (its number, name or described words), to a page below the listing",
+        prior_only: false,
+        lift: |page, _, element| {
+            page.plan?
+                .opens_record(element, &page.observation.url)
+                .then_some(Lift::AtLeast(NAMED_AFFINITY))
+        },
+    },
+    ClickSignal {
         name: "pressed_already",
         reads: "a toggle the goal wants pressed that is pressed (again, it is undone)",
         prior_only: false,
@@ -384,6 +424,8 @@ pub enum SignalKind {
     PageRaising,
     /// It lowers the page's value.
     PagePenalty,
+    /// It moves a form fill's affinity.
+    Fill,
     /// A benchmark family's reading of values or items, on or (at weight 0) off.
     Reading,
 }
@@ -411,6 +453,11 @@ pub fn catalogue() -> Vec<(&'static str, SignalKind, &'static str)> {
         };
         (s.name, kind, s.reads)
     }));
+    all.extend(
+        FILL_SIGNALS
+            .iter()
+            .map(|(name, reads)| (*name, SignalKind::Fill, *reads)),
+    );
     all.push((
         MISPLACED_VALUES,
         SignalKind::PagePenalty,
@@ -429,6 +476,7 @@ pub fn signal_names() -> impl Iterator<Item = &'static str> {
     std::iter::once(GOAL_SIMILARITY)
         .chain(CLICK_SIGNALS.iter().map(|s| s.name))
         .chain(PAGE_SIGNALS.iter().map(|s| s.name))
+        .chain(FILL_SIGNALS.iter().map(|(name, _)| *name))
         .chain(std::iter::once(MISPLACED_VALUES))
         .chain(families::READINGS.iter().map(|(name, _)| *name))
 }
@@ -483,6 +531,8 @@ pub(super) struct PageParts {
     pub(super) progress: GoalProgress,
     /// How near the page is to the date the goal names.
     pub(super) dates: Option<f64>,
+    /// The share of the goal's plan the page evidences.
+    pub(super) plan: Option<f64>,
 }
 
 /// One named part of a page's value.
@@ -532,6 +582,15 @@ pub(super) const PAGE_SIGNALS: &[PageSignal] = &[
         read: |parts| parts.dates,
     },
     PageSignal {
+        name: "plan_conditions",
+        reads: "the share of the plan's conditions the page evidences (its query, every row it lists, a record's served values), and whether it is the plan's record",
+        // Most of a listing's value: without it a page with one of two filters applied looks
+        // as far from the goal as the whole listing.
+        share: 2.0,
+        raises_only: false,
+        read: |parts| parts.plan,
+    },
+    PageSignal {
         name: "values_held",
         reads: "the values the goal gives that some field holds",
         share: 1.0,
@@ -553,6 +612,25 @@ pub(super) const PAGE_SIGNALS: &[PageSignal] = &[
 /// below the email it came from (its sender no longer shown), and its send was tried before
 /// its fill (MiniWoB++ email-inbox-forward-nl-turk, development seeds).
 pub(super) const PLACEABLE_CREDIT: f64 = 0.5;
+
+/// The signals of a form's fill (besides its words' likeness and its values' fit): each
+/// reads what sending the form would do to the goal's plan.
+pub(super) const FILL_SIGNALS: &[(&str, &str)] = &[
+    (
+        PLAN_SETS,
+        "the fill puts one of the plan's unmet conditions into the form's fields (per condition)",
+    ),
+    (
+        PLAN_UNSETS,
+        "the fill sends a GET form without a condition of the plan the page's address holds, another record's form where the plan makes one, or a form away from the plan's login",
+    ),
+];
+
+/// The fill signal of the conditions a fill sets.
+pub(super) const PLAN_SETS: &str = "plan_sets";
+
+/// The fill signal of the conditions a fill drops.
+pub(super) const PLAN_UNSETS: &str = "plan_unsets";
 
 /// The page's penalty: a field labelled for one of the goal's values that holds another.
 pub(super) const MISPLACED_VALUES: &str = "misplaced_values";
@@ -636,6 +714,7 @@ mod tests {
             values_held: false,
             values_pending: false,
             calendar: None,
+            plan: None,
         };
         check(&page, &observation.elements);
     }
@@ -703,6 +782,7 @@ mod tests {
         let mut parts = PageParts {
             progress: progress(),
             dates: None,
+            plan: None,
         };
         assert_eq!(page_value(0.4, &parts, &Weights::unit()), 0.4);
         parts.progress.choices = Some(1.0);
@@ -714,6 +794,7 @@ mod tests {
         let dates = PageParts {
             progress: progress(),
             dates: Some(1.0),
+            plan: None,
         };
         assert!((page_value(0.0, &dates, &Weights::unit()) - 0.6).abs() < 1e-9);
     }
@@ -723,6 +804,7 @@ mod tests {
         let mut parts = PageParts {
             progress: progress(),
             dates: None,
+            plan: None,
         };
         parts.progress.values = Some(0.0);
         assert_eq!(page_value(0.6, &parts, &Weights::unit()), 0.6);

@@ -506,9 +506,14 @@ fn refused_section(result: &RunResult) -> Markup {
                 h2 { "Writes refused at the network" }
                 p {
                     (network.refused_writes)
-                    " request(s) that write were held in the browser and refused: the action \
-                     that sent them was rated below what they do (its branch pruned \
-                     risk_underestimated)."
+                    " request(s) that write were held in the browser and refused. Of them, "
+                    (network.background_refused)
+                    " the page sent on its own (a timer, a heartbeat, a beacon, between actions) \
+                     and "
+                    (network.view_state_refused)
+                    " only saved the page's own view after an action that commits nothing: \
+                     neither was charged to an action. Any other was sent by an action rated \
+                     below what it does (its branch pruned risk_underestimated)."
                 }
                 ul {
                     @for request in network.refused_write_requests.iter().take(20) {

@@ -82,6 +82,9 @@
   // until they have run; `forager.soon` says how long the next one has to go (-1: none soon).
   let inInput = 0;
   let runningCause = 0;
+  // Whether a timer's or an animation frame's callback runs now (for writes the page sends on
+  // its own, below).
+  let inTimer = false;
   const SOON_MS = 1000;
   const ANIMATION_TICK_MS = 50;
   // Animation frames requested by real input (or by such a frame's callback), pending now;
@@ -150,12 +153,14 @@
       live.delete(timer.id);
     }
     runningCause = timer.caused;
+    inTimer = true;
     try {
       timer.callback.apply(window, timer.args);
     } catch (error) {
       if (typeof reportError === "function") reportError(error);
     } finally {
       runningCause = 0;
+      inTimer = false;
     }
     arm();
   };
@@ -217,10 +222,12 @@
         }
         causedFrames.delete(id);
         inCausedFrame = caused;
+        inTimer = true;
         try {
           callback(frameTime);
         } finally {
           inCausedFrame = false;
+          inTimer = false;
         }
       });
       if (caused) causedFrames.add(id);
@@ -322,6 +329,61 @@
         },
       });
     } catch (e) {}
+  }
+
+  // Writes the page sends on its own (a heartbeat, a poll that saves, an autosave on a
+  // timer): a fetch or an XMLHttpRequest that writes, sent from a timer or an animation frame
+  // that no real input set going, or when no real input came for IDLE_MS, carries the header
+  // X-Forager-Background. forager's network gate refuses such a write and charges it to no
+  // action; the header never reaches a server. What real input causes (its handlers, the
+  // timers they set) is not marked.
+  const IDLE_MS = 5000;
+  let lastInput = -Infinity;
+  for (const type of ["pointerdown", "mousedown", "mouseup", "click", "keydown", "keyup", "input", "change", "focusin", "submit"]) {
+    try {
+      realAdd.call(window, type, (event) => {
+        if (event.isTrusted) lastInput = RealDate.now();
+      }, { capture: true, passive: true });
+    } catch (e) {}
+  }
+  const onItsOwn = () =>
+    inInput === 0 && ((inTimer && runningCause === 0 && !inCausedFrame) || RealDate.now() - lastInput > IDLE_MS);
+  const SAFE_METHODS = ["GET", "HEAD", "OPTIONS"];
+  const BACKGROUND = "X-Forager-Background";
+  const realFetch = window.fetch;
+  if (typeof realFetch === "function") {
+    window.fetch = function (input, init) {
+      try {
+        if (onItsOwn()) {
+          const method = String((init && init.method) || (input instanceof Request ? input.method : "GET")).toUpperCase();
+          if (!SAFE_METHODS.includes(method)) {
+            const headers = new Headers((init && init.headers) || (input instanceof Request ? input.headers : undefined));
+            headers.set(BACKGROUND, "1");
+            init = Object.assign({}, init || {}, { headers });
+          }
+        }
+      } catch (e) {}
+      return realFetch.call(this, input, init);
+    };
+  }
+  if (window.XMLHttpRequest) {
+    const METHOD = Symbol("forager.method");
+    const proto = XMLHttpRequest.prototype;
+    const realOpen = proto.open;
+    const realSend = proto.send;
+    const realSetHeader = proto.setRequestHeader;
+    proto.open = function (method) {
+      try {
+        this[METHOD] = String(method).toUpperCase();
+      } catch (e) {}
+      return realOpen.apply(this, arguments);
+    };
+    proto.send = function () {
+      try {
+        if (this[METHOD] && !SAFE_METHODS.includes(this[METHOD]) && onItsOwn()) realSetHeader.call(this, BACKGROUND, "1");
+      } catch (e) {}
+      return realSend.apply(this, arguments);
+    };
   }
 
   const note = (kind, message) => {

@@ -323,11 +323,11 @@
   // Values a fill may copy: two-cell table rows and terms with definitions, what fields hold
   // (never a password), paragraphs. Bounded.
   const values = [];
-  const addValue = (label, value, kind) => {
+  const addValue = (label, value, kind, changed) => {
     label = clip(label, 80);
     // What a field holds is kept as it is (spaces too): a copy must be exact.
     value = kind === "field" ? value.slice(0, VALUE_MAX_CHARS) : clip(value, VALUE_MAX_CHARS);
-    if (value && values.length < 60) values.push({ label, value, kind });
+    if (value && values.length < 60) values.push({ label, value, kind, changed: Boolean(changed) });
   };
   for (const row of deepAll("tr")) {
     if (values.length >= 30) break;
@@ -342,7 +342,18 @@
   for (const field of deepAll("textarea, input:not([type=hidden]):not([type=password])")) {
     if (values.length >= 50) break;
     if (!field.value || !visible(field) || ["checkbox", "radio", "submit", "button", "reset", "image", "file"].includes(field.type)) continue;
-    addValue(nameOf(field), field.value, "field");
+    addValue(nameOf(field), field.value, "field", field.value !== field.defaultValue);
+  }
+  // What each list holds: the chosen option's label, and whether it is the one the page
+  // served (a form changed but not sent shows another).
+  for (const list of deepAll("select")) {
+    if (values.length >= 55) break;
+    if (!visible(list) || list.multiple) continue;
+    const option = list.options[list.selectedIndex];
+    if (!option) continue;
+    const label = clip(nameOf(list), 80);
+    const value = clip(option.textContent || option.label || "", VALUE_MAX_CHARS);
+    if (value) values.push({ label, value, kind: "choice", changed: !option.defaultSelected && Array.from(list.options).some((o) => o.defaultSelected) });
   }
   for (const p of deepAll("p")) {
     if (values.length >= 60) break;
@@ -358,6 +369,28 @@
     const text = div.textContent.trim();
     if (!text || text.length > 200 || div.closest("p, button, a, label, [role=button]") || !visible(div)) continue;
     addValue("", div.innerText, "paragraph");
+  }
+
+  // The page's tables of records: a header row and the rows under it, each cell's text
+  // (bounded: 4 tables, 16 columns, 60 rows, 80 characters a cell). What tells whether every
+  // listed row satisfies a goal's conditions ("every country shown is in Asia").
+  const tables = [];
+  for (const table of deepAll("table")) {
+    if (tables.length >= 4) break;
+    if (!visible(table)) continue;
+    const rows = Array.from(table.rows);
+    const head = table.tHead && table.tHead.rows[0]
+      ? table.tHead.rows[0]
+      : rows.find((r) => r.cells.length > 1 && Array.from(r.cells).every((c) => c.tagName === "TH"));
+    if (!head || head.cells.length < 2) continue;
+    const headers = Array.from(head.cells).slice(0, 16).map((c) => clip(c.innerText || c.textContent || "", 80));
+    const body = [];
+    for (const row of rows) {
+      if (row === head || row.parentElement === table.tHead || body.length >= 60) continue;
+      if (row.cells.length !== head.cells.length || !visible(row)) continue;
+      body.push(Array.from(row.cells).slice(0, 16).map((c) => clip(c.innerText || c.textContent || "", 80)));
+    }
+    tables.push({ headers, rows: body });
   }
 
   // How many shown elements carry each word of a class ("addition-block" → block): what a
@@ -399,6 +432,7 @@
     forms,
     validation_errors: validation,
     values,
+    tables,
     scrollables,
     terminals,
     truncated,

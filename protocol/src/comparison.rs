@@ -5,7 +5,7 @@
 //! the same reading says which option of an operator list a comparator is. Nothing here
 //! decides success.
 
-use forager_protocol::amount::{MAGNITUDES, magnitude, number, written};
+use crate::amount::{MAGNITUDES, magnitude, number, written};
 
 /// What a comparison asks of a value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -67,6 +67,12 @@ const PHRASES: &[(&str, Comparator, bool)] = &[
     ("exceeding", Comparator::Greater, true),
     ("under", Comparator::Less, true),
     ("below", Comparator::Less, true),
+    ("earlier than", Comparator::Less, true),
+    ("later than", Comparator::Greater, true),
+    ("prior to", Comparator::Less, true),
+    ("before", Comparator::Less, true),
+    ("after", Comparator::Greater, true),
+    ("since", Comparator::AtLeast, true),
     ("starts with", Comparator::StartsWith, false),
     ("start with", Comparator::StartsWith, false),
     ("starting with", Comparator::StartsWith, false),
@@ -202,14 +208,17 @@ fn placed_names(tokens: &[Token]) -> Vec<Comparison> {
 }
 
 /// A word of the goal, or a quoted string as one token.
-struct Token {
-    text: String,
-    quoted: bool,
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Token {
+    /// The word without its punctuation, or the quoted string's body; empty at a clause's end.
+    pub text: String,
+    /// Whether it was quoted.
+    pub quoted: bool,
 }
 
 /// The goal's words without their punctuation, quoted strings whole; a clause's end (a comma,
 /// a full stop) is an empty token, so a subject never reaches across it.
-fn tokens(goal: &str) -> Vec<Token> {
+pub fn tokens(goal: &str) -> Vec<Token> {
     let mut out = Vec::new();
     let mut rest = goal;
     while let Some(start) = rest.find(|c: char| !c.is_whitespace()) {
