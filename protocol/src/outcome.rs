@@ -42,6 +42,9 @@ pub enum FailureReason {
     SessionExpired,
     /// An operator cancelled the task (`forager cancel`).
     Cancelled,
+    /// The goal's plan needs what the task does not bring (a login, and no credentials and
+    /// no capsule): said before any search.
+    PreconditionUnmet,
 }
 
 impl FailureReason {
@@ -61,6 +64,7 @@ impl FailureReason {
             FailureReason::ActionFailed => "action_failed",
             FailureReason::PostconditionFailed => "postcondition_failed",
             FailureReason::SessionExpired => "session_expired",
+            FailureReason::PreconditionUnmet => "precondition_unmet",
             FailureReason::Cancelled => "cancelled",
         }
     }
@@ -184,6 +188,7 @@ mod tests {
             FailureReason::Interrupted,
             FailureReason::SessionExpired,
             FailureReason::Cancelled,
+            FailureReason::PreconditionUnmet,
         ] {
             let json = serde_json::to_string(&reason).expect("serialises");
             assert_eq!(json, format!("\"{}\"", reason.as_str()));

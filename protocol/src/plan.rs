@@ -458,6 +458,141 @@ impl Plan {
     }
 }
 
+/// What `forager plan` (and `forager explore --dry-run`) reports of a task before a search:
+/// its plan, each precondition with whether it can be met and how, what the memory holds for
+/// it, and what the start page showed when it was read. The document `--json` prints.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PlanReport {
+    /// [`PLAN_REPORT_VERSION`].
+    pub version: u32,
+    /// The goal, as given.
+    pub goal: String,
+    /// The start URL.
+    pub start_url: String,
+    /// The plan read from the goal.
+    pub plan: Plan,
+    /// Each precondition, judged.
+    pub preconditions: Vec<Judged>,
+    /// The workflow the memory holds for this kind of task, if any (its template).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub remembered: Option<String>,
+    /// The start page as read (only with `--read-start`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_page: Option<StartPage>,
+}
+
+/// The version of [`PlanReport`].
+pub const PLAN_REPORT_VERSION: u32 = 1;
+
+impl PlanReport {
+    /// Whether every precondition can be met (none is judged unmet).
+    pub fn ready(&self) -> bool {
+        self.preconditions.iter().all(|j| j.met != Some(false))
+    }
+}
+
+/// A precondition with its judgement.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Judged {
+    /// The precondition.
+    pub precondition: Precondition,
+    /// `Some(true)`: it can be met; `Some(false)`: it cannot; `None`: not known before the
+    /// search.
+    pub met: Option<bool>,
+    /// How, or why not, in words ("needs a login: no credentials and no capsule given").
+    pub how: String,
+}
+
+/// What the start page showed, read once.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StartPage {
+    /// Where it landed.
+    pub url: String,
+    /// Its title.
+    pub title: String,
+    /// Its HTTP status, when known.
+    pub http_status: Option<u16>,
+    /// Whether it asks for a password (a login form).
+    pub asks_to_log_in: bool,
+    /// How many controls it offers.
+    pub controls: usize,
+}
+
+/// What a task brings toward a login.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LoginMeans {
+    /// Credentials among its inputs (a user name, a password, a code).
+    pub credentials: bool,
+    /// A session capsule.
+    pub capsule: bool,
+}
+
+/// Judges a plan's preconditions with what the task brings and, when it was read, what the
+/// start page shows.
+pub fn judge(plan: &Plan, means: LoginMeans, start: Option<&StartPage>) -> Vec<Judged> {
+    let mut judged = Vec::new();
+    for precondition in &plan.preconditions {
+        match precondition {
+            Precondition::Login { user, stated } => {
+                let who = user
+                    .as_deref()
+                    .map_or(String::new(), |u| format!(" as {u}"));
+                let (met, how) = if means.capsule {
+                    (
+                        Some(true),
+                        format!("a login{who}: the session capsule given"),
+                    )
+                } else if means.credentials {
+                    (
+                        Some(true),
+                        format!("a login{who}: the credentials given as inputs"),
+                    )
+                } else if *stated || start.is_some_and(|s| s.asks_to_log_in) {
+                    (
+                        Some(false),
+                        format!("needs a login{who}: no credentials and no capsule given"),
+                    )
+                } else {
+                    (
+                        None,
+                        format!(
+                            "may need a login (the goal {}s a record) and none is given",
+                            plan.act.name()
+                        ),
+                    )
+                };
+                judged.push(Judged {
+                    precondition: precondition.clone(),
+                    met,
+                    how,
+                });
+            }
+        }
+    }
+    // A start page that asks to log in where the plan did not say so.
+    if !plan.needs_login()
+        && let Some(start) = start.filter(|s| s.asks_to_log_in)
+    {
+        let can = means.capsule || means.credentials;
+        judged.push(Judged {
+            precondition: Precondition::Login {
+                user: None,
+                stated: false,
+            },
+            met: Some(can),
+            how: if can {
+                format!("the start page ({}) asks to log in: the means are given", start.title)
+            } else {
+                format!(
+                    "needs a login: the start page ({}) asks for one, and no credentials and no capsule are given",
+                    start.title
+                )
+            },
+        });
+    }
+    judged
+}
+
 /// Words that say nothing of a field or a value.
 const FILLER: &[&str] = &[
     "a", "an", "the", "whose", "which", "that", "with", "who", "where", "are", "is", "have", "has",
@@ -662,14 +797,19 @@ const DEMONYMS: &[(&str, &str)] = &[
     ("turkish", "Turkey"),
 ];
 
-/// Where "log in" (or "sign in", "login") begins, if the goal says it.
+/// Where "log in" (or "sign in", "login as", "logged in") begins, if the goal asks for it: not
+/// a control's name it asks to press ("press login", "click "Log in"").
 fn login_at(lower: &[String]) -> Option<usize> {
     (0..lower.len()).find(|&i| {
         let next = lower.get(i + 1).map(String::as_str);
-        matches!(
+        let before = i.checked_sub(1).map(|b| lower[b].as_str());
+        let says = matches!(
             (lower[i].as_str(), next),
-            ("log" | "sign", Some("in" | "on")) | ("login" | "logged", _)
-        ) && (lower[i] != "logged" || next == Some("in"))
+            ("log" | "sign", Some("in" | "on"))
+                | ("logged", Some("in"))
+                | ("login", Some("as" | "first" | "with"))
+        );
+        says && !matches!(before, Some("press" | "click" | "hit" | "tap" | "the"))
     })
 }
 
@@ -1647,6 +1787,44 @@ mod tests {
         assert!(unresolved.holds_for("chatting"));
         assert!(!unresolved.holds_for("resolved"));
         assert!(unresolved.said_by("not resolved"));
+    }
+
+    #[test]
+    fn a_stated_login_without_means_is_unmet_before_any_search() {
+        let plan = Plan::of("Log in as alice and report a new bug titled \"X\"");
+        let none = LoginMeans {
+            credentials: false,
+            capsule: false,
+        };
+        let judged = judge(&plan, none, None);
+        assert_eq!(judged.len(), 1);
+        assert_eq!(judged[0].met, Some(false));
+        assert!(
+            judged[0].how.contains("no credentials and no capsule"),
+            "{}",
+            judged[0].how
+        );
+        let with = judge(
+            &plan,
+            LoginMeans {
+                credentials: true,
+                capsule: false,
+            },
+            None,
+        );
+        assert_eq!(with[0].met, Some(true));
+        // A read whose start page asks for a password.
+        let read = Plan::of("Show me the open issues");
+        let start = StartPage {
+            url: "http://h/login".into(),
+            title: "Sign in".into(),
+            http_status: Some(200),
+            asks_to_log_in: true,
+            controls: 3,
+        };
+        let judged = judge(&read, none, Some(&start));
+        assert_eq!(judged[0].met, Some(false));
+        assert!(judge(&read, none, None).is_empty());
     }
 
     proptest! {

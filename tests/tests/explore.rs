@@ -734,3 +734,150 @@ async fn no_browser_outlives_a_killed_explore_and_the_next_run_clears_its_folder
     assert_eq!(code, Some(0));
     forager_tests::assert_left_empty(&tmp);
 }
+
+/// `forager plan` reads a goal before any search: a two-condition goal's plan names both
+/// conditions; a login the goal asks for with no credentials and no capsule is an unmet
+/// precondition (exit 1), and `explore` says so before a browser starts
+/// (`precondition_unmet`, no action).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_plan_names_its_conditions_and_an_unmet_login_before_any_search() {
+    let goal = "Log in as alice and report a new bug called \"Export fails\" with urgent priority";
+    let planned = forager(
+        "plan-unmet",
+        &[
+            "plan",
+            "--url",
+            "http://127.0.0.1:9/tracker/",
+            "--goal",
+            goal,
+        ],
+    )
+    .await;
+    assert_eq!(planned.code, Some(1), "{}", planned.stderr);
+    let report: forager_protocol::plan::PlanReport = serde_json::from_str(
+        &std::fs::read_to_string(&planned.out).expect("the plan report written"),
+    )
+    .expect("a plan report");
+    assert_eq!(report.plan.act, forager_protocol::plan::Act::Create);
+    let conditions: Vec<String> = report
+        .plan
+        .conditions
+        .iter()
+        .map(|c| c.describe())
+        .collect();
+    assert_eq!(conditions, ["title = Export fails", "priority = urgent"]);
+    assert_eq!(report.preconditions.len(), 1);
+    assert_eq!(report.preconditions[0].met, Some(false));
+    assert!(
+        report.preconditions[0]
+            .how
+            .contains("no credentials and no capsule")
+    );
+    // With the credentials, the same plan is ready.
+    let ready = forager(
+        "plan-ready",
+        &[
+            "plan",
+            "--url",
+            "http://127.0.0.1:9/tracker/",
+            "--goal",
+            goal,
+            "--input",
+            "username=alice",
+            "--input",
+            "password=tulip",
+        ],
+    )
+    .await;
+    assert_eq!(ready.code, Some(0), "{}", ready.stderr);
+    // Two filters of a listing, both named.
+    let listing = forager(
+        "plan-two",
+        &[
+            "plan",
+            "--url",
+            "http://127.0.0.1:9/world/countries",
+            "--goal",
+            "Which Asian countries have more than 100 million people? Show just those",
+        ],
+    )
+    .await;
+    assert_eq!(listing.code, Some(0), "{}", listing.stderr);
+    let report: forager_protocol::plan::PlanReport =
+        serde_json::from_str(&std::fs::read_to_string(&listing.out).expect("written"))
+            .expect("a plan report");
+    let conditions: Vec<String> = report
+        .plan
+        .conditions
+        .iter()
+        .map(|c| c.describe())
+        .collect();
+    assert_eq!(
+        conditions,
+        ["people > 100000000", "? = Asian"],
+        "{conditions:?}"
+    );
+    // explore stops before its search, and says why.
+    let started = std::time::Instant::now();
+    let run = forager(
+        "plan-explore",
+        &[
+            "--url",
+            "http://127.0.0.1:9/tracker/",
+            "--goal",
+            goal,
+            "--success-text",
+            "Export fails",
+        ],
+    )
+    .await;
+    assert_eq!(run.code, Some(1), "{}", run.stderr);
+    let result = run.result.as_ref().expect("a result document");
+    let error = result.error.as_ref().expect("an error");
+    assert_eq!(
+        error.reason,
+        forager_protocol::FailureReason::PreconditionUnmet
+    );
+    assert!(
+        error.detail.contains("needs a login as alice"),
+        "{}",
+        error.detail
+    );
+    assert_eq!(result.metrics.actions, 0);
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(20),
+        "no search was run"
+    );
+}
+
+/// `forager plan --read-start` looks at the start page once: a tracker whose page asks for
+/// a password makes a read that names no login need one, unmet without credentials.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_start_page_that_asks_to_log_in_is_read_before_any_search() {
+    let site = sites::serve(sites::records()).await;
+    let url = site.url("/tracker");
+    let planned = forager(
+        "plan-start",
+        &[
+            "plan",
+            "--url",
+            &url,
+            "--goal",
+            "Show me the open issues",
+            "--read-start",
+        ],
+    )
+    .await;
+    assert_eq!(planned.code, Some(1), "{}", planned.stderr);
+    let report: forager_protocol::plan::PlanReport =
+        serde_json::from_str(&std::fs::read_to_string(&planned.out).expect("written"))
+            .expect("a plan report");
+    let start = report.start_page.expect("the start page read");
+    assert!(start.asks_to_log_in, "{start:?}");
+    assert_eq!(
+        report.preconditions[0].met,
+        Some(false),
+        "{:?}",
+        report.preconditions
+    );
+}

@@ -56,6 +56,20 @@ pub enum Command {
     ///   forager explore --task task.toml --no-memory --embedder ngram
     #[command(verbatim_doc_comment)]
     Explore(ExploreArgs),
+    /// Read a goal as a plan before any search, and say whether the task brings what it needs.
+    ///
+    /// The plan: the act (find, sort, open, create, edit, publish, delete, comment, log in),
+    /// the object, every condition the goal states (field, operator, value: "French", "before
+    /// 1900", "urgent priority", "titled …") and the preconditions (a login). Each
+    /// precondition is judged against the task: a login needs credentials (--input) or a
+    /// capsule. --read-start opens the start page once in Chromium (no action) and says
+    /// whether it asks to log in. No success predicate is needed. Exit status: 0 every
+    /// precondition can be met, 1 one cannot, 2 bad input. Examples:
+    ///
+    ///   forager plan --url http://127.0.0.1:8080/ --goal 'Log in as alice and report a bug titled "X"'
+    ///   forager plan --task task.toml --read-start --json
+    #[command(verbatim_doc_comment)]
+    Plan(PlanArgs),
     /// Run a worker node of a cluster: it searches branches the queen assigns (in Chromium, or
     /// a simulated site with --sim), reproduces paths, and gossips what it learns. Prints its
     /// peer id and addresses, then runs until Ctrl-C.
@@ -713,6 +727,35 @@ pub struct ExploreArgs {
     #[arg(long, value_name = "DIR", conflicts_with = "no_memory")]
     pub memory: Option<PathBuf>,
     /// Neither use nor keep a memory of earlier runs (this run's nodes still share theirs).
+    #[arg(long)]
+    pub no_memory: bool,
+    /// Print the goal's plan and its preconditions (as `forager plan` does) and exit without
+    /// a search: 0 every precondition can be met, 1 one cannot.
+    #[arg(long)]
+    pub dry_run: bool,
+}
+
+/// `forager plan`'s flags.
+#[derive(Debug, Args)]
+pub struct PlanArgs {
+    /// The task (success predicates may be left out).
+    #[command(flatten)]
+    pub task: TaskArgs,
+    /// Open the start page once in Chromium (no action taken) and judge the preconditions
+    /// against it too (a page that asks to log in).
+    #[arg(long)]
+    pub read_start: bool,
+    /// Print the plan report as JSON on stdout.
+    #[arg(long)]
+    pub json: bool,
+    /// Also write the plan report (JSON) to this file.
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+    /// The memory folder to look for a workflow of this kind of task in (default: the
+    /// per-user data folder's `memory/`).
+    #[arg(long, value_name = "DIR", conflicts_with = "no_memory")]
+    pub memory: Option<PathBuf>,
+    /// Do not look in a memory.
     #[arg(long)]
     pub no_memory: bool,
 }

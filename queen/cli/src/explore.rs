@@ -13,9 +13,34 @@ use std::process::ExitCode;
 
 /// Runs the command.
 pub fn run(args: &ExploreArgs, runtime: &tokio::runtime::Runtime) -> anyhow::Result<ExitCode> {
+    if args.dry_run {
+        let built = crate::task_input::build_task_unchecked(&args.task)?;
+        let report = crate::plan::report_for(&built.task, None);
+        if args.json {
+            println!("{}", serde_json::to_string_pretty(&report)?);
+        } else {
+            print!("{}", crate::plan::describe(&report));
+        }
+        return Ok(if report.ready() {
+            ExitCode::SUCCESS
+        } else {
+            ExitCode::from(1)
+        });
+    }
     let built = build_task(&args.task)?;
     let init_script = read_init_script(args.task.init_script.as_deref())?;
     let out = args.out.clone().unwrap_or_else(|| default_out("explore"));
+    // A precondition the task cannot meet (a login, with no credentials and no capsule) is
+    // said before a browser starts: the search would spend its budget for nothing.
+    let planned = crate::plan::report_for(&built.task, None);
+    if let Some(unmet) = planned.preconditions.iter().find(|j| j.met == Some(false)) {
+        let result = crate::plan::unmet_result(&built.task, &unmet.how);
+        std::fs::create_dir_all(&out)
+            .map_err(|e| anyhow::anyhow!("cannot create {}: {e}", out.display()))?;
+        crate::run::write_json(&out.join("result.json"), &result)?;
+        crate::run::write_json(&out.join("plan.json"), &planned)?;
+        return Ok(report(&RunOutcome { result, out }, args.json));
+    }
     let model = crate::embedder::load(&args.embedder, None)?;
     let options = |out: PathBuf| RunOptions {
         nodes: args.nodes,

@@ -6,6 +6,8 @@
 //!
 //! - [`cli`]: the command line: every command and flag, with what it does and its default.
 //! - [`explore`]: `forager explore`: one task on the embedded cluster, its result and exit status.
+//! - [`plan`]: `forager plan` and `explore --dry-run`: the goal read as a plan, its
+//!   preconditions judged before any search.
 //! - [`run`]: running one task on an embedded cluster (a queen and N nodes in this process) and
 //!   gathering its files into the run directory.
 //! - [`demo`], [`demo_site`]: `forager demo` and the bundled library site it explores.
@@ -36,6 +38,7 @@ mod inputs;
 mod memory;
 mod operator;
 mod peers;
+mod plan;
 mod replay;
 mod run;
 mod simulate;
@@ -67,6 +70,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Simulate(args) => simulate::run(&args),
         Command::Explore(args) => serving().and_then(|rt| explore::run(&args, &rt)),
+        Command::Plan(args) => runtime().and_then(|rt| plan::run(&args, &rt)),
         Command::Demo(args) => serving().and_then(|rt| demo::run(&args, &rt)),
         Command::Node(args) => serving().and_then(|rt| peers::node(&args, &rt)),
         Command::Queen(args) => serving().and_then(|rt| peers::queen(&args, &rt)),

@@ -33,6 +33,14 @@ pub fn read_init_script(path: Option<&Path>) -> Result<Option<String>, BadInput>
 
 /// The task the flags (and the task file, if any) describe, validated.
 pub fn build_task(args: &TaskArgs) -> Result<BuiltTask, BadInput> {
+    let built = build_task_unchecked(args)?;
+    built.task.validate().map_err(|e| BadInput(e.to_string()))?;
+    Ok(built)
+}
+
+/// The same, not validated as a task to search (`forager plan` reads a goal without its
+/// success predicates).
+pub fn build_task_unchecked(args: &TaskArgs) -> Result<BuiltTask, BadInput> {
     let mut task = match &args.task {
         Some(path) => read_task_file(path)?,
         None => {
@@ -132,7 +140,6 @@ pub fn build_task(args: &TaskArgs) -> Result<BuiltTask, BadInput> {
     if let Some(mounted) = &mounted {
         crate::capsule::check_consents(&task, mounted)?;
     }
-    task.validate().map_err(|e| BadInput(e.to_string()))?;
     Ok(BuiltTask {
         task,
         mounted,
