@@ -14,6 +14,7 @@
 
 mod candidates;
 mod families;
+mod field_kind;
 mod fill;
 mod plan;
 mod precise;

@@ -442,6 +442,27 @@ impl Plan {
                 stated: login.is_some(),
             });
         }
+        // Publishing a record is its state made public (and the reverse): a condition the
+        // page's listing or record shows.
+        let state = match act {
+            Act::Publish => Some(("published", vec!["live".to_owned(), "public".to_owned()])),
+            Act::Unpublish => Some((
+                "draft",
+                vec!["unpublished".to_owned(), "private".to_owned()],
+            )),
+            _ => None,
+        };
+        if let Some((value, alternatives)) = state
+            && !reader.conditions.iter().any(|c| c.field == ["status"])
+        {
+            reader.conditions.push(Condition {
+                field: vec!["status".into()],
+                operator: Operator::Equals,
+                value: value.into(),
+                alternatives,
+                phrase: act.name().into(),
+            });
+        }
         // A listing wanted in an order and narrowed by nothing is a sort.
         let act = match act {
             Act::Find if order.is_some() && reader.conditions.is_empty() => Act::Sort,
@@ -1409,7 +1430,8 @@ impl Reader<'_> {
                 || self.taken[i]
                 || self.tokens[i].quoted
                 || FILLER.contains(&w)
-                || VERBS.contains(&w) && first_content.is_none();
+                || VERBS.contains(&w) && first_content.is_none()
+                || i == 0 && self.unknown_verb_first();
             if skipped {
                 if first_content.is_some() {
                     // a filler word ends the noun phrase ("countries with", "issues that")
@@ -1444,6 +1466,22 @@ impl Reader<'_> {
             }
         }
         (None, Vec::new(), about)
+    }
+
+    /// Whether the goal's first word reads as a verb the vocabulary lacks ("Play X …",
+    /// "Reserve a table …"): it comes before a determiner, a single letter or a quote, where
+    /// a first adjective ("Urgent bugs …", "Asian countries …") comes before its noun.
+    fn unknown_verb_first(&self) -> bool {
+        let Some(next) = self.tokens.get(1) else {
+            return false;
+        };
+        let next_lower = next.text.to_lowercase();
+        next.quoted
+            || next.text.chars().count() == 1 && next.text.chars().all(char::is_alphabetic)
+            || [
+                "the", "a", "an", "my", "all", "every", "this", "that", "some", "our",
+            ]
+            .contains(&next_lower.as_str())
     }
 
     /// A record the goal names by kind and number: "issue 3", "ticket 12".
@@ -1770,6 +1808,45 @@ mod tests {
         let plan = Plan::of("log in and add a new group named \"editors\"");
         assert_eq!(plan.act, Act::Create);
         assert_eq!(described(&plan), vec!["title = editors".to_owned()]);
+    }
+
+    #[test]
+    fn a_first_word_the_vocabulary_lacks_is_a_verb_not_a_condition() {
+        let plan = Plan::of("Play X and win the game");
+        assert!(plan.conditions.is_empty(), "{:?}", plan.conditions);
+        let plan = Plan::of("Urgent bugs in the backend");
+        assert!(
+            plan.conditions
+                .iter()
+                .any(|c| c.value.eq_ignore_ascii_case("urgent")),
+            "{:?}",
+            plan.conditions
+        );
+    }
+
+    #[test]
+    fn publishing_and_deleting_on_an_admin() {
+        let plan = Plan::of(
+            "Publish a new page titled \"Spring fair\" with the text \"Stalls open at nine\"",
+        );
+        assert_eq!(plan.act, Act::Publish);
+        assert_eq!(
+            described(&plan),
+            [
+                "title = Spring fair",
+                "text = Stalls open at nine",
+                "status = published"
+            ]
+        );
+        let plan = Plan::of("Delete the page \"Old news\"");
+        assert_eq!(plan.act, Act::Delete);
+        assert_eq!(
+            plan.record,
+            Some(Record::Name {
+                name: "Old news".into()
+            })
+        );
+        assert!(plan.conditions.is_empty(), "{:?}", described(&plan));
     }
 
     #[test]

@@ -369,8 +369,12 @@ pub fn classify(shape: ActionShape, context: &RiskContext<'_>) -> RiskClass {
     }
 }
 
+/// Roles an `<a href>` takes: a link, and a link made a menu's item, a tab or a tree's item
+/// (its `href` is what it sends, as a link's is).
 fn is_link(role: &str) -> bool {
-    role.eq_ignore_ascii_case("link")
+    ["link", "menuitem", "tab", "treeitem"]
+        .iter()
+        .any(|r| role.eq_ignore_ascii_case(r))
 }
 
 /// Roles whose click changes only what a form holds (or where focus is), never sends it.
@@ -513,6 +517,36 @@ const VIEW_STATE_WORDS: &[&str] = &[
     "visited",
     "ui",
 ];
+
+/// Whether a write only keeps the session the browser already has alive: a `POST` to a
+/// token or session refresh handler (`/auth/refresh`, `/oauth/token/refresh`,
+/// `/api/session/refresh`). A single-page app sends it on every load; refused, its login is
+/// lost at the next reload (Directus). It sends no data of the user's and changes nothing
+/// another user sees, so the network gate lets it through at every class.
+pub fn keeps_session(method: &str, url: &str) -> bool {
+    if !method.eq_ignore_ascii_case("POST") {
+        return false;
+    }
+    let Ok(parsed) = url::Url::parse(url) else {
+        return false;
+    };
+    let segments: Vec<String> = parsed
+        .path_segments()
+        .map(|s| {
+            s.filter(|s| !s.is_empty())
+                .map(str::to_ascii_lowercase)
+                .collect()
+        })
+        .unwrap_or_default();
+    let Some(last) = segments.last() else {
+        return false;
+    };
+    let refresh = matches!(last.as_str(), "refresh" | "refresh-token" | "refresh_token");
+    let session_words = [
+        "auth", "oauth", "session", "sessions", "token", "tokens", "jwt",
+    ];
+    refresh && segments.iter().any(|s| session_words.contains(&s.as_str()))
+}
 
 /// Whether a write (a request the network gate held) only saves the page's own view, by what
 /// it is and where it goes: a `PUT` or `PATCH` (a resource's state replaced, not a record
@@ -1098,5 +1132,20 @@ mod tests {
         assert_eq!(RiskClass::try_from(8), Err(InvalidRiskClass(8)));
         assert_eq!(RiskClass::ReadOnly.normalised(), 0.0);
         assert_eq!(RiskClass::Destructive.normalised(), 1.0);
+    }
+
+    #[test]
+    fn a_session_refresh_is_told_from_a_write() {
+        assert!(keeps_session("POST", "http://127.0.0.1:8055/auth/refresh"));
+        assert!(keeps_session("post", "http://h/api/oauth/token/refresh"));
+        assert!(keeps_session(
+            "POST",
+            "http://h/api/session/refresh-token?x=1"
+        ));
+        assert!(!keeps_session("GET", "http://h/auth/refresh"));
+        assert!(!keeps_session("POST", "http://h/items/articles/refresh"));
+        assert!(!keeps_session("POST", "http://h/auth/login"));
+        assert!(!keeps_session("POST", "http://h/auth/password/reset"));
+        assert!(!keeps_session("POST", "not a url"));
     }
 }

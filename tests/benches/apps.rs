@@ -101,6 +101,11 @@ struct Task {
     /// `held-out` for a task written before its first run and never tuned on; absent for
     /// the tuning split.
     split: Option<String>,
+    /// The actions of the shortest path a careful person takes from `start` (a navigation,
+    /// a click, a field typed, a submit: one each), written with the task.
+    optimal: Option<u64>,
+    /// How many conditions the goal states ("drafts in the Travel category": two).
+    conditions: Option<u64>,
 }
 
 #[derive(Debug, Clone, Default, serde::Deserialize)]
@@ -651,7 +656,8 @@ forager on real open-source web applications (docs/real-apps-benchmark.md)
 
 USAGE: cargo bench -p forager-tests --bench apps -- [FLAGS]
 
-  --apps a,b          applications to run (datasette, roundup, django; default all)
+  --apps a,b          applications to run (datasette, roundup, django, wordpress, mediawiki,
+                      oscar, directus; default all)
   --tasks a,b         task ids or app/id from apps-tasks.json (default all)
   --tasks-file FILE   read the applications and tasks from FILE instead of apps-tasks.json
                       (a script path in it is the repository's unless absolute)
@@ -936,22 +942,24 @@ fn memory_table(tasks: &[Task], with: &[Run], without: &[Run]) -> String {
 /// The per-run table and the summary lines.
 fn table(tasks: &[Task], runs: &[Run], budget: u64) -> String {
     let mut out = String::from(
-        "| app | task | kind | capsule | pass | actions | wall s | writes landed/expected | approvals | refused writes | leaks | reason |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n",
+        "| app | task | split | kind | conditions | capsule | pass | actions | optimal | wall s | writes landed/expected | approvals | refused writes | leaks | reason |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
     );
+    let task_of = |r: &Run| tasks.iter().find(|t| t.app == r.app && t.id == r.task);
     for r in runs {
-        let goal = tasks
-            .iter()
-            .find(|t| t.app == r.app && t.id == r.task)
-            .map_or("", |t| t.goal.as_str());
+        let task = task_of(r);
+        let goal = task.map_or("", |t| t.goal.as_str());
         out.push_str(&format!(
-            "| {} | {} ({}) | {} | {} | {} | {} | {:.1} | {} | {} | {} | {} | {} |\n",
+            "| {} | {} ({}) | {} | {} | {} | {} | {} | {} | {} | {:.1} | {} | {} | {} | {} | {} |\n",
             r.app,
             r.task,
             goal.replace('|', "\\|"),
+            task.map_or("tuning", split_of),
             r.kind,
+            task.and_then(|t| t.conditions).map_or("–".into(), |n| n.to_string()),
             if r.capsule { "yes" } else { "no" },
             if r.pass { "✓" } else { "✗" },
             r.actions,
+            task.and_then(|t| t.optimal).map_or("–".into(), |n| n.to_string()),
             r.wall_ms as f64 / 1000.0,
             match (r.writes_landed, r.writes_expected) {
                 (Some(l), Some(e)) => format!("{l}/{e}{}", if l == e { "" } else { " ✗" }),
@@ -1016,5 +1024,54 @@ fn table(tasks: &[Task], runs: &[Run], budget: u64) -> String {
             ));
         }
     }
+    out.push('\n');
+    for split in ["tuning", "held-out"] {
+        for (label, wanted) in [
+            ("all", None),
+            ("one condition", Some(false)),
+            ("two or more", Some(true)),
+        ] {
+            let mine: Vec<(&Run, &Task)> = runs
+                .iter()
+                .filter(|r| !r.capsule)
+                .filter_map(|r| task_of(r).map(|t| (r, t)))
+                .filter(|(_, t)| split_of(t) == split)
+                .filter(|(_, t)| {
+                    wanted.is_none_or(|several| (t.conditions.unwrap_or(1) >= 2) == several)
+                })
+                .collect();
+            if mine.is_empty() {
+                continue;
+            }
+            let passed: Vec<&(&Run, &Task)> = mine
+                .iter()
+                .filter(|(r, _)| r.pass && r.actions <= budget)
+                .collect();
+            // Over the passed runs whose task says its optimal path: actions ÷ optimal.
+            let ratios: Vec<f64> = passed
+                .iter()
+                .filter_map(|(r, t)| {
+                    t.optimal
+                        .filter(|&o| o > 0)
+                        .map(|o| r.actions as f64 / o as f64)
+                })
+                .collect();
+            out.push_str(&format!(
+                "- {split}, {label}: {}/{} pass ({:.0}%); median actions {:.0} against a median optimal path of {:.0} (median ratio {} over {} passed tasks that say their optimal path)\n",
+                passed.len(),
+                mine.len(),
+                100.0 * passed.len() as f64 / mine.len() as f64,
+                median(&mine.iter().map(|(r, _)| r.actions as f64).collect::<Vec<_>>()).unwrap_or(0.0),
+                median(&mine.iter().filter_map(|(_, t)| t.optimal.map(|o| o as f64)).collect::<Vec<_>>()).unwrap_or(0.0),
+                median(&ratios).map_or("–".into(), |m| format!("{m:.2}×")),
+                ratios.len(),
+            ));
+        }
+    }
     out
+}
+
+/// A task's split: `held-out`, or `tuning` for one without a split.
+fn split_of(task: &Task) -> &str {
+    task.split.as_deref().unwrap_or("tuning")
 }

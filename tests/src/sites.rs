@@ -2,8 +2,10 @@
 //! port, so each is its own origin), with counters the tests read (orders placed, hits on a
 //! canary origin).
 
+mod cms;
 mod components;
 mod own_writes;
+pub use cms::cms;
 pub use components::components;
 pub use own_writes::own_writes;
 

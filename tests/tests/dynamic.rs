@@ -575,3 +575,101 @@ async fn a_game_whose_board_the_eyes_cannot_read_is_played_out_and_won() {
         result.metrics
     );
 }
+
+/// A CMS admin as it is: a new page's title typed, its rich-text body (`contenteditable`)
+/// typed into, and "Publish" reached behind a split button's arrow; the page is live with
+/// that body, made once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cms_page_is_published_through_its_rich_text_body_and_split_button() {
+    let site = sites::serve(sites::cms()).await;
+    let url = site.url("/admin/pages");
+    let run = forager(
+        "cms-publish",
+        &[
+            "--url",
+            &url,
+            "--goal",
+            "Publish a new page titled \"Spring fair\" with the text \"Stalls open at nine\"",
+            "--success-js",
+            "[...document.querySelectorAll('table.listing tbody tr')].some(r => r.querySelector('.title').textContent === 'Spring fair' && r.querySelector('.status').textContent === 'live' && r.querySelector('.body').textContent.includes('Stalls open at nine'))",
+            "--risk-ceiling",
+            "4",
+            "--budget",
+            "60",
+            "--no-memory",
+        ],
+    )
+    .await;
+    run.passed();
+}
+
+/// A record's controls known only by their `aria-label` (an icon link) or behind a kebab
+/// menu ("More options for 'Old news'"), and a confirmation page after "Delete": the page
+/// is deleted, once, and the other one stays.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cms_page_is_deleted_through_its_kebab_menu_and_confirmation() {
+    let site = sites::serve(sites::cms()).await;
+    let url = site.url("/admin/pages");
+    let edit = forager(
+        "cms-edit",
+        &[
+            "--url",
+            &url,
+            "--goal",
+            "Open the editor of the page \"About us\"",
+            "--success-text",
+            "Editing About us",
+            "--budget",
+            "20",
+            "--no-memory",
+            "--nodes",
+            "1",
+        ],
+    )
+    .await;
+    edit.passed();
+    let reset = format!(
+        "python3 -c \"import urllib.request as u; u.urlopen(u.Request('{}', method='POST'))\"",
+        site.url("/reset")
+    );
+    let run = forager(
+        "cms-delete",
+        &[
+            "--url",
+            &url,
+            "--goal",
+            "Delete the page \"Old news\"",
+            "--success-js",
+            "location.pathname === '/admin/pages' && !document.body.innerText.includes('Old news') && document.body.innerText.includes('About us')",
+            "--risk-ceiling",
+            "7",
+            "--budget",
+            "40",
+            "--no-memory",
+            // A deleted record's way is gone once it is deleted: a sandbox that resets lets
+            // the second node reproduce the whole path, the delete included.
+            "--reset-cmd",
+            &reset,
+        ],
+    )
+    .await;
+    let result = run.passed();
+    assert!(
+        result
+            .steps
+            .iter()
+            .any(|s| s.label.contains("Yes, delete it")),
+        "through the confirmation page: {:?}",
+        result.steps.iter().map(|s| &s.label).collect::<Vec<_>>()
+    );
+    let deletes = site
+        .requests()
+        .iter()
+        .filter(|r| r.starts_with("POST /admin/pages/0/delete"))
+        .count();
+    assert!(
+        (1..=2).contains(&deletes),
+        "the finder's delete and the reproduction's, after a reset: {:?}",
+        site.requests()
+    );
+}

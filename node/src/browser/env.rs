@@ -854,10 +854,19 @@ impl ChromiumEnv {
             ranked.sort_by(|a, b| b.prior.total_cmp(&a.prior));
             let top: Vec<String> = ranked
                 .iter()
-                .take(8)
-                .map(|c| format!("{:.3} {}", c.prior, c.action.label()))
+                .take(12)
+                .map(|c| {
+                    let why: Vec<String> = c
+                        .why
+                        .top(3)
+                        .iter()
+                        .map(|(s, l)| format!("{s} {l:+.2}"))
+                        .collect();
+                    format!("{:.3} {} [{}]", c.prior, c.action.label(), why.join(", "))
+                })
                 .collect();
             tracing::trace!(
+                url = %observation.url,
                 fingerprint = %observation.fingerprint,
                 value_hint = proposals.value_hint,
                 candidates = proposals.candidates.len(),

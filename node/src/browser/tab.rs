@@ -182,7 +182,8 @@ pub struct NetworkLog {
 /// or long after the last input; the [`BACKGROUND_HEADER`]), a beacon, one sent between
 /// actions, and one to the same handler as such a write before (a heartbeat that repeats).
 /// They are refused like any other write the action's class does not allow, whatever the
-/// class (a page's own write is never the user's), and counted apart.
+/// class (a page's own write is never the user's), and counted apart. A session refresh
+/// (`forager_protocol::risk::keeps_session`) is let through at every class.
 #[derive(Debug)]
 struct WriteGate {
     class: forager_protocol::RiskClass,
@@ -547,12 +548,16 @@ impl Tab {
                     .as_object()
                     .is_some_and(|h| h.keys().any(|k| k.eq_ignore_ascii_case(BACKGROUND_HEADER)));
                 let beacon = matches!(event.resource_type, ResourceType::Ping);
+                // A session refresh keeps the login the browser has: never refused.
+                let keeps_session = forager_protocol::risk::keeps_session(method, url);
                 let own = writes(method)
+                    && !keeps_session
                     && gate
                         .lock()
                         .map(|g| g.sent_on_its_own(method, url, marked, beacon))
                         .unwrap_or(true);
                 let refused_write = to_allowed_origin
+                    && !keeps_session
                     && (own
                         || !gate
                             .lock()

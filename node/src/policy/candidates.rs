@@ -213,6 +213,7 @@ const PICKER_AFFINITY: f64 = 1.0;
 const NAMED_FIELDS_AFFINITY: f64 = COMPOUND_AFFINITY;
 
 /// How a form's assignment was made, which says how its candidate is scored.
+#[derive(Clone)]
 enum Made {
     /// By the values' fit to the fields (`DefaultPolicy::assignments`), with its quality.
     Assigned(f64),
@@ -437,14 +438,66 @@ impl<E: Embedder> DefaultPolicy<E> {
                     made.push((assignment, Made::Named(fit)));
                 }
             }
+            if let Some(planned) = super::plan::plan_fields(fields, &page.plan) {
+                // The plan's fields over the best other fill: what the plan cannot place ("by
+                // Witt" beside "Director Name") keeps the value that fill gave it.
+                let base = made
+                    .iter()
+                    .find(|(_, m)| matches!(m, Made::Named(_)))
+                    .or_else(|| {
+                        made.iter()
+                            .filter_map(|(a, m)| match m {
+                                Made::Assigned(q) => Some((a, *q)),
+                                Made::Named(_) => None,
+                            })
+                            .max_by(|x, y| x.1.total_cmp(&y.1))
+                            .and_then(|(best, _)| made.iter().find(|(a, _)| a == best))
+                    })
+                    .map(|(a, _)| a.clone())
+                    .unwrap_or_default();
+                let assignment = with_the_rest(planned, base);
+                if !made.iter().any(|(a, _)| *a == assignment) {
+                    made.push((assignment, Made::Named(1.0)));
+                }
+            }
             for (assignment, fit) in plan_searches(fields, &page.plan, page.observation) {
                 if !made.iter().any(|(a, _)| *a == assignment) {
                     made.push((assignment, Made::Named(fit)));
                 }
             }
+            // The button of the form that does the plan's act, where it is another than the
+            // form's first ("Publish" beside "Save draft"): the best fills again, sent by it.
+            let acting = acting_submit(page, fields, submit);
+            let best: Vec<(Vec<FieldValue>, Made)> = match acting {
+                Some(_) => made
+                    .iter()
+                    .filter(|(_, m)| matches!(m, Made::Named(_)))
+                    .chain(
+                        made.iter()
+                            .filter(|(_, m)| matches!(m, Made::Assigned(_)))
+                            .take(2),
+                    )
+                    .map(|(a, m)| (a.clone(), m.clone()))
+                    .collect(),
+                None => Vec::new(),
+            };
             for (assignment, made) in made {
                 if let Some(fill) = self.form_fill(page, fields, submit, assignment, made) {
                     scored.push(fill);
+                }
+            }
+            if let Some(acting) = acting {
+                for (assignment, made) in best {
+                    if let Some(mut fill) =
+                        self.form_fill(page, fields, Some(acting), assignment, made)
+                    {
+                        fill.affinity += super::plan::PLAN_FILL_LIFT;
+                        fill.candidate
+                            .why
+                            .0
+                            .push((signals::PLAN_SETS, super::plan::PLAN_FILL_LIFT));
+                        scored.push(fill);
+                    }
                 }
             }
         }
@@ -628,9 +681,51 @@ fn plan_searches(
         .enumerate()
         .map(|(n, word)| {
             let fit = [1.0, 0.7, 0.5][n];
-            (vec![super::precise::typed(search, word)], fit)
+            (vec![super::field_kind::typed(search, word)], fit)
         })
         .collect()
+}
+
+/// `planned` with the values of `other` for the fields it leaves alone, a value it places
+/// elsewhere not typed twice.
+fn with_the_rest(mut planned: Vec<FieldValue>, other: Vec<FieldValue>) -> Vec<FieldValue> {
+    let rest: Vec<FieldValue> = other
+        .into_iter()
+        .filter(|o| {
+            !planned
+                .iter()
+                .any(|p| p.target == o.target || p.value == o.value)
+        })
+        .collect();
+    planned.extend(rest);
+    planned
+}
+
+/// A visible button of the form (not its first submit) whose name says the plan's act
+/// ("Publish" for a goal that publishes, "Delete" for one that deletes).
+fn acting_submit<'a>(
+    page: &PageRead<'a>,
+    fields: &[&Element],
+    submit: Option<&Element>,
+) -> Option<&'a Element> {
+    use forager_protocol::plan::Act;
+    let form = fields.first()?.form.as_ref()?;
+    let verbs: &[&str] = match page.plan.plan.act {
+        Act::Publish => &["publish"],
+        Act::Unpublish => &["unpublish"],
+        Act::Delete => &["delete", "remove"],
+        Act::Comment => &["comment", "post", "reply", "add"],
+        _ => return None,
+    };
+    page.observation.elements.iter().find(|e| {
+        (e.role.contains("button") || e.role == "menuitem")
+            && !e.disabled
+            && e.form.as_ref().is_some_and(|f| f.selector == form.selector)
+            && submit.is_none_or(|s| !std::ptr::eq(s, *e) && s.name != e.name)
+            && crate::embed::words(&e.name)
+                .next()
+                .is_some_and(|w| verbs.contains(&w.as_str()))
+    })
 }
 
 /// The risk context of one control, by what it is and what it sends.

@@ -191,6 +191,14 @@ impl PlanPage {
     /// The page's value part: the share of the plan's conditions it evidences (and whether
     /// it is the record's page, where the act is on one); `None` where the plan states none.
     pub(super) fn share(&self) -> Option<f64> {
+        // A plan that writes states what the write will make ("a group named editors"): no
+        // page shows it before the write, so until one shows a condition met or the record,
+        // the share says nothing; counted from the start it held every page near one value
+        // and the admin's add form was never filled.
+        let shows_any = self.met.iter().any(|m| *m >= MET) || self.record.is_some_and(|r| r >= MET);
+        if self.plan.act.writes() && !shows_any {
+            return None;
+        }
         let mut parts: Vec<f64> = self.met.clone();
         parts.extend(self.record);
         if parts.is_empty() {
@@ -690,6 +698,29 @@ fn record_shown(plan: &Plan, observation: &Observation) -> Option<f64> {
         .map(|w| forager_protocol::comparison::stem(&w))
         .collect();
     let listing = observation.tables.iter().any(|t| t.rows.len() > 1);
+    if plan.act == Act::Delete {
+        // Gone from the listing it was in: done; its confirmation page: half way.
+        let words: Vec<String> = record.words().iter().map(|w| w.to_lowercase()).collect();
+        let in_row = |row: &Vec<String>| {
+            let text = row.join(" ").to_lowercase();
+            words.iter().all(|w| text.contains(w.as_str()))
+        };
+        let rows: Vec<&Vec<String>> = observation.tables.iter().flat_map(|t| &t.rows).collect();
+        if !rows.is_empty() {
+            return Some(if rows.iter().any(|r| in_row(r)) {
+                0.0
+            } else {
+                1.0
+            });
+        }
+        let confirms = words.iter().all(|w| head.contains(w.as_str()))
+            && (head.contains("delete")
+                || observation
+                    .text_excerpt
+                    .to_lowercase()
+                    .contains("are you sure"));
+        return Some(if confirms { 0.6 } else { 0.0 });
+    }
     Some(match record {
         Record::Number { kind, number } => {
             let path = url::Url::parse(&observation.url)
@@ -747,9 +778,9 @@ fn resolve(
     for element in observation
         .elements
         .iter()
-        .filter(|e| super::precise::is_list(e))
+        .filter(|e| super::field_kind::is_list(e))
     {
-        if super::precise::operator_list(element) {
+        if super::field_kind::operator_list(element) {
             continue;
         }
         let names_columns = element
@@ -767,7 +798,7 @@ fn resolve(
                 element
                     .options
                     .iter()
-                    .filter(|o| !super::precise::placeholder(o))
+                    .filter(|o| !super::field_kind::placeholder(o))
                     .map(|o| o.label.trim().to_owned()),
             );
         }
@@ -893,7 +924,7 @@ fn form_holds(
                 FillValue::Input(_) => None,
             };
         }
-        let kind = if super::precise::is_list(field) {
+        let kind = if super::field_kind::is_list(field) {
             PageValueKind::Choice
         } else {
             PageValueKind::Field
@@ -906,7 +937,7 @@ fn form_holds(
     };
     // Filter rows: the operator lists and what sits beside each.
     for (at, operator) in fields.iter().enumerate() {
-        if !super::precise::is_list(operator) || !super::precise::operator_list(operator) {
+        if !super::field_kind::is_list(operator) || !super::field_kind::operator_list(operator) {
             continue;
         }
         let Some(op_label) = value_of(operator) else {
@@ -928,7 +959,7 @@ fn form_holds(
         let column = fields[..at]
             .iter()
             .rev()
-            .find(|f| super::precise::is_list(f) && !super::precise::operator_list(f));
+            .find(|f| super::field_kind::is_list(f) && !super::field_kind::operator_list(f));
         let value_field = fields[at + 1..]
             .iter()
             .find(|f| is_text_field(f) && !is_search_box(f));
@@ -956,10 +987,10 @@ fn form_holds(
     // Plain fields: a list or a text field named for the condition (or, for a value the goal
     // names alone, any list) holding it.
     fields.iter().any(|field| {
-        if super::precise::is_list(field) && super::precise::operator_list(field) {
+        if super::field_kind::is_list(field) && super::field_kind::operator_list(field) {
             return false;
         }
-        let list = super::precise::is_list(field);
+        let list = super::field_kind::is_list(field);
         let named = names_field(&condition.field, &field.name)
             || condition.field.is_empty() && list
             || resolved.is_some_and(|r| names_field(&field_words_of(&r.column), &field.name));
@@ -978,6 +1009,76 @@ fn form_holds(
                 }
             })
     })
+}
+
+/// A form filled with the plan's unmet conditions, each in the field it names: a text field
+/// the value, a list the option that says it (for a value the goal gives without a field, the
+/// list that has an option of that name); the fields of met conditions, and all others, as
+/// they are. `None` where no unmet condition has a field in the form.
+pub(super) fn plan_fields(fields: &[&Element], plan: &PlanPage) -> Option<Vec<FieldValue>> {
+    let mut assignment: Vec<FieldValue> = Vec::new();
+    let mut used: Vec<Target> = Vec::new();
+    for (i, condition) in plan.unmet() {
+        if !matches!(condition.operator, Operator::Equals) {
+            continue;
+        }
+        let resolved = plan.resolved[i].as_ref();
+        let named = |f: &&&Element| {
+            names_field(&condition.field, &f.name)
+                || resolved.is_some_and(|r| names_field(&field_words_of(&r.column), &f.name))
+        };
+        let free = |f: &&&Element| !used.contains(&target_of(f));
+        // A list: the option that says the value.
+        let list_choice = fields
+            .iter()
+            .filter(|f| super::field_kind::is_list(f) && !super::field_kind::operator_list(f))
+            .filter(free)
+            .filter(|f| condition.field.is_empty() || named(f))
+            .find_map(|f| {
+                f.options
+                    .iter()
+                    .filter(|o| !super::field_kind::placeholder(o))
+                    .find(|o| {
+                        condition
+                            .spellings()
+                            .any(|v| o.label.trim().eq_ignore_ascii_case(v.trim()))
+                            || condition.said_by(&o.label)
+                    })
+                    .map(|o| super::field_kind::select(f, super::field_kind::option_value(o)))
+            });
+        if let Some(choice) = list_choice {
+            used.push(choice.target.clone());
+            assignment.push(choice);
+            continue;
+        }
+        if condition.field.is_empty() {
+            continue;
+        }
+        let text = fields
+            .iter()
+            .filter(|f| is_text_field(f) && !f.unsent)
+            .filter(free)
+            .find(named)
+            .or_else(|| {
+                // A text the goal says ("saying "…"") into the one multi-line field.
+                names_field(&condition.field, "text")
+                    .then(|| {
+                        let long: Vec<&&Element> = fields
+                            .iter()
+                            .filter(|f| super::field_kind::multi_line(f))
+                            .filter(free)
+                            .collect();
+                        (long.len() == 1).then(|| long[0])
+                    })
+                    .flatten()
+            });
+        if let Some(field) = text {
+            let typed = super::field_kind::typed(field, condition.value.clone());
+            used.push(typed.target.clone());
+            assignment.push(typed);
+        }
+    }
+    (!assignment.is_empty()).then_some(assignment)
 }
 
 impl<E: Embedder> DefaultPolicy<E> {
@@ -1001,13 +1102,14 @@ impl<E: Embedder> DefaultPolicy<E> {
         // The rows: (column list, operator list, value field) with an empty value field.
         let mut rows = Vec::new();
         for (at, operator) in fields.iter().enumerate() {
-            if !super::precise::is_list(operator) || !super::precise::operator_list(operator) {
+            if !super::field_kind::is_list(operator) || !super::field_kind::operator_list(operator)
+            {
                 continue;
             }
             let column = fields[..at]
                 .iter()
                 .rev()
-                .find(|f| super::precise::is_list(f) && !super::precise::operator_list(f));
+                .find(|f| super::field_kind::is_list(f) && !super::field_kind::operator_list(f));
             let value = fields[at + 1..]
                 .iter()
                 .find(|f| is_text_field(f) && !is_search_box(f));
@@ -1052,9 +1154,9 @@ impl<E: Embedder> DefaultPolicy<E> {
             });
             for (n, spelling) in spellings.into_iter().take(2).enumerate() {
                 let assignment = vec![
-                    super::precise::select(column_list, super::precise::option_value(column)),
-                    super::precise::select(operator_list, super::precise::option_value(op)),
-                    super::precise::typed(value_field, spelling.clone()),
+                    super::field_kind::select(column_list, super::field_kind::option_value(column)),
+                    super::field_kind::select(operator_list, super::field_kind::option_value(op)),
+                    super::field_kind::typed(value_field, spelling.clone()),
                 ];
                 out.push((assignment, if n == 0 { 1.0 } else { 0.6 }));
             }

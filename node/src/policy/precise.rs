@@ -15,6 +15,7 @@
 //!   field sent by a control that names the kind ("Show issue:"), where the page does not
 //!   show that record already: an application's "go to record" box.
 
+use super::field_kind::{is_list, operator_list, option_value, placeholder, select, typed};
 use super::*;
 use crate::comparison::{self, Comparison};
 
@@ -230,43 +231,6 @@ fn login_names(goal: &str) -> Vec<String> {
     out
 }
 
-/// An option as a list wants it chosen: by its value, or its label where it has none.
-pub(super) fn option_value(option: &forager_protocol::observation::SelectOption) -> String {
-    if option.value.is_empty() {
-        option.label.clone()
-    } else {
-        option.value.clone()
-    }
-}
-
-/// A placeholder option ("- column -", "Sort...", "don't care"): no choice at all.
-pub(super) fn placeholder(option: &forager_protocol::observation::SelectOption) -> bool {
-    let label = option.label.trim();
-    option.value.is_empty()
-        && (label.starts_with('-') || label.ends_with("...") || label.ends_with('…'))
-        || label.starts_with("- ")
-}
-
-pub(super) fn is_list(element: &Element) -> bool {
-    element.role == "combobox" && !element.options.is_empty()
-}
-
-pub(super) fn select(element: &Element, value: String) -> FieldValue {
-    FieldValue {
-        target: target_of(element),
-        value: FillValue::Literal(value),
-        select: true,
-    }
-}
-
-pub(super) fn typed(element: &Element, value: String) -> FieldValue {
-    FieldValue {
-        target: target_of(element),
-        value: FillValue::Literal(value),
-        select: false,
-    }
-}
-
 impl<E: Embedder> DefaultPolicy<E> {
     /// The precise assignments of one form's fields (in the page's order), each with its fit.
     pub(super) fn precise_assignments(
@@ -385,15 +349,6 @@ impl<E: Embedder> DefaultPolicy<E> {
             .map(|(_, value)| value)
             .collect()
     }
-}
-
-pub(super) fn operator_list(element: &Element) -> bool {
-    let options: Vec<(String, String)> = element
-        .options
-        .iter()
-        .map(|o| (o.label.clone(), o.value.clone()))
-        .collect();
-    comparison::is_operator_list(&options)
 }
 
 /// The lists whose option the goal names and the text fields a quoted value belongs in;

@@ -244,6 +244,20 @@ pub(super) const CLICK_SIGNALS: &[ClickSignal] = &[
         },
     },
     ClickSignal {
+        name: "plan_other_records",
+        reads: "a link of a listed record while the plan makes a new one (an existing record's page is off its way); not one that says the act (\"Add\", \"New\") or names the plan's object (\"Groups\" in a list of collections)",
+        prior_only: false,
+        lift: |page, _, element| {
+            let plan = page.plan?;
+            (plan.plan.act == forager_protocol::plan::Act::Create
+                && element.role == "link"
+                && !element.record.is_empty()
+                && !element.column.is_empty()
+                && !says_create_or_object(&element.name, plan.plan.object.as_deref()))
+            .then_some(Lift::Scale(super::plan::PLAN_UNDO_FACTOR))
+        },
+    },
+    ClickSignal {
         name: "plan_record",
         reads: "a link of the listed item the plan's record is (its number, name or described words), to a page below the listing",
         prior_only: false,
@@ -667,8 +681,27 @@ pub(super) fn page_value(hint: f64, parts: &PageParts, weights: &Weights) -> f64
     (sum / total * penalty).clamp(0.0, 1.0)
 }
 
+/// Whether a link's name says "make one" ("Add", "+ New", "Create group") or names the plan's
+/// object ("Groups" for a new group): the way to a new record, not another record's page.
+fn says_create_or_object(name: &str, object: Option<&str>) -> bool {
+    crate::embed::words(name).any(|w| {
+        ["add", "new", "create"].contains(&w.as_str())
+            || object.is_some_and(|o| forager_protocol::comparison::stem(&w) == o)
+    })
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_link_that_makes_one_is_no_other_record() {
+        // Django's admin index: "Groups | + Add | Change" rows of collections.
+        assert!(super::says_create_or_object("+ Add", Some("group")));
+        assert!(super::says_create_or_object("Groups", Some("group")));
+        assert!(super::says_create_or_object("New page", None));
+        assert!(!super::says_create_or_object("staff", Some("group")));
+        assert!(!super::says_create_or_object("Change", Some("group")));
+    }
+
     use super::*;
     use crate::goal::GoalReading;
     use crate::policy::{Choices, TaskContext};
