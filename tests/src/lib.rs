@@ -13,9 +13,9 @@
 //! - [`bench`]: what the bench programs share: their command-line flags and medians.
 //! - [`sweep`]: a sweep of the eyes' signal weights on a split, and its report.
 //!
-//! The tests themselves are in `tests/tests/` (one binary each), the benches in `tests/benches/`;
-//! `tests/tests/module_graph.rs` checks the shape of every crate's source (no import cycles,
-//! complete `# Layout` sections).
+//! The tests themselves are in `tests/tests/` (one binary, `e2e`: each file a module), the
+//! benches in `tests/benches/`; `tests/tests/module_graph.rs` checks the shape of every
+//! crate's source (no import cycles, complete `# Layout` sections).
 // These helpers are synchronous (they wait for processes on the test thread): a blocking
 // sleep is their poll interval.
 #![allow(clippy::disallowed_methods)]

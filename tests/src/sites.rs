@@ -1121,6 +1121,10 @@ pub fn dynamic() -> Router<Arc<Counters>> {
 /// settled (as a login that hashes a password with many rounds can, on a loaded machine).
 pub const SLOW_POST_MS: u64 = 1_500;
 
+/// How long `/slow-data/rows` takes to answer: far longer than a page's element count takes
+/// to look still.
+pub const SLOW_DATA_MS: u64 = 800;
+
 /// A login form whose POST answers after [`SLOW_POST_MS`] with a redirect to `/slow-home`,
 /// a page of links the form's page does not have.
 fn dynamic_slow_post() -> Router<Arc<Counters>> {
@@ -1138,6 +1142,32 @@ fn dynamic_slow_post() -> Router<Arc<Counters>> {
             .post(|| async {
                 tokio::time::sleep(std::time::Duration::from_millis(SLOW_POST_MS)).await;
                 Redirect::to("/slow-home")
+            }),
+        )
+        .route(
+            "/slow-data",
+            get(|Query(query): Query<HashMap<String, String>>| async move {
+                // The shell a single-page app shows until its data comes (Directus's
+                // "Loading…"), then the rows its script asked for, by fetch or by
+                // XMLHttpRequest.
+                let load = if query.contains_key("xhr") {
+                    "const request = new XMLHttpRequest(); request.open('GET', '/slow-data/rows');                     request.onload = () => show(JSON.parse(request.responseText)); request.send();"
+                } else {
+                    "fetch('/slow-data/rows').then((r) => r.json()).then(show);"
+                };
+                page(
+                    "Bookmarks",
+                    &format!(
+                        "<p id=status>Loading…</p><ul id=rows></ul><script>                         const show = (rows) => {{ document.getElementById('status').remove();                         for (const row of rows) {{ const li = document.createElement('li');                         const a = document.createElement('a'); a.href = '#' + row; a.textContent = row;                         li.appendChild(a); document.getElementById('rows').appendChild(li); }} }};                         {load}</script>"
+                    ),
+                )
+            }),
+        )
+        .route(
+            "/slow-data/rows",
+            get(|| async {
+                tokio::time::sleep(std::time::Duration::from_millis(SLOW_DATA_MS)).await;
+                axum::Json(["Rust", "Debian", "Chromium"])
             }),
         )
         .route(

@@ -665,3 +665,41 @@ async fn a_slow_post_is_waited_for_and_the_page_it_leads_to_is_the_steps_result(
     pool.shutdown().await;
     assert_no_chromium_left(&prefix);
 }
+
+/// A single-page app's shell ("Loading…") is complete and still while its data is on the
+/// way: the page is read once the requests its script sent (fetch or XMLHttpRequest) have
+/// been answered, not as the shell (Directus's answer pages were read as "Loading…").
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_page_whose_data_comes_by_script_is_read_once_it_has_come() {
+    let site = sites::serve(sites::dynamic()).await;
+    let prefix = unique_prefix("slow-data");
+    let pool = BrowserPool::new(BrowserOptions {
+        profile_prefix: prefix.clone(),
+        ..BrowserOptions::default()
+    });
+    for path in ["/slow-data", "/slow-data?xhr"] {
+        let began = std::time::Instant::now();
+        let mut tab = open_tab(&pool, &site.url(path), 1).await;
+        tab.settle().await.expect("settles");
+        let observation = tab.observation().await.expect("observes");
+        let text = observation.snapshot.join("\n");
+        assert!(
+            !text.contains("Loading"),
+            "{path}: read as the shell: {text}"
+        );
+        let rows: Vec<&str> = observation
+            .elements
+            .iter()
+            .map(|e| e.name.as_str())
+            .filter(|n| ["Rust", "Debian", "Chromium"].contains(n))
+            .collect();
+        assert_eq!(rows, ["Rust", "Debian", "Chromium"], "{path}");
+        assert!(
+            began.elapsed().as_millis() >= u128::from(sites::SLOW_DATA_MS),
+            "{path}: the rows came after the answer"
+        );
+        tab.close().await;
+    }
+    pool.shutdown().await;
+    assert_no_chromium_left(&prefix);
+}

@@ -9,7 +9,8 @@
 //   paced in real time as the page asked, so two loads fire the same callbacks in the same
 //   order and read the same times;
 // - what real input set going (timers, an animation's fast interval or frames) is tracked, so
-//   that settling waits until it has run (`forager.soon`);
+//   that settling waits until it has run (`forager.soon`), and so are the requests the
+//   page's scripts have in flight;
 // - dialogs that never block (recorded on the console and dismissed).
 //
 // FORAGER_SEED and FORAGER_EPOCH_MS are defined before this body.
@@ -188,10 +189,25 @@
       live.delete(id);
     }
   };
+  // Requests the page's scripts have in flight (fetch, XMLHttpRequest), by start time: a
+  // single-page app shows its "Loading…" shell with the document complete and its element
+  // count still until its data arrives, so settling waits for young requests to end. One
+  // older than REQUEST_WAIT_MS (a long poll, a stream) is not waited for.
+  const inFlight = new Map();
+  let requestId = 0;
+  const REQUEST_WAIT_MS = 2500;
+  const REQUEST_POLL_MS = 25;
   try {
     Object.defineProperty(window, Symbol.for("forager.soon"), {
       get: () => {
         let soonest = -1;
+        const now = RealDate.now();
+        for (const started of inFlight.values()) {
+          if (now - started < REQUEST_WAIT_MS) {
+            soonest = REQUEST_POLL_MS;
+            break;
+          }
+        }
         for (const timer of live.values()) {
           const left = Math.max(0, timer.due - virtual);
           if (timer.caused && !timer.cancelled && timer.due <= timer.until && left <= SOON_MS && (soonest < 0 || left < soonest)) soonest = left;
@@ -363,7 +379,17 @@
           }
         }
       } catch (e) {}
-      return realFetch.call(this, input, init);
+      const id = ++requestId;
+      inFlight.set(id, RealDate.now());
+      const done = () => inFlight.delete(id);
+      try {
+        const answer = realFetch.call(this, input, init);
+        answer.then(done, done);
+        return answer;
+      } catch (e) {
+        done();
+        throw e;
+      }
     };
   }
   if (window.XMLHttpRequest) {
@@ -382,7 +408,15 @@
       try {
         if (this[METHOD] && !SAFE_METHODS.includes(this[METHOD]) && onItsOwn()) realSetHeader.call(this, BACKGROUND, "1");
       } catch (e) {}
-      return realSend.apply(this, arguments);
+      const id = ++requestId;
+      inFlight.set(id, RealDate.now());
+      try {
+        realAdd.call(this, "loadend", () => inFlight.delete(id), { once: true });
+        return realSend.apply(this, arguments);
+      } catch (e) {
+        inFlight.delete(id);
+        throw e;
+      }
     };
   }
 
