@@ -1,8 +1,9 @@
-//! Starting peers: a node (network + replica + worker) and a queen (network + coordinator).
+//! Starting peers: a node (network + replica + worker) and a queen (network + actor).
 //! `forager node` and `forager queen` start one each; `forager explore --nodes N` starts a
 //! queen and N nodes in one process, on 127.0.0.1, over the very same libp2p code path.
 
-use crate::coordinator::{self, Queen, QueenConfig};
+use crate::actor::{self, Queen};
+use crate::config::QueenConfig;
 use forager_node::index::Replica;
 use forager_node::net::{NetError, Network, NetworkConfig, NodeIdentity, Role};
 use forager_node::worker::{EnvFactory, WorkerConfig, run_worker};
@@ -40,7 +41,7 @@ impl NodeHandle {
 /// A running queen.
 #[derive(Debug)]
 pub struct QueenHandle {
-    /// The coordinator.
+    /// The queen's actor.
     pub queen: Queen,
     /// Its network.
     pub network: Network,
@@ -90,7 +91,7 @@ pub async fn spawn_node<F: EnvFactory>(
     })
 }
 
-/// Starts a queen: network and coordinator.
+/// Starts a queen: network and actor.
 pub async fn spawn_queen(
     identity: &NodeIdentity,
     config: NetworkConfig,
@@ -106,9 +107,9 @@ pub async fn spawn_queen(
             .or_else(|| Some(identity.signing_key().clone())),
         ..queen
     };
-    let coordinator = coordinator::start(network.clone(), events, queen);
+    let actor = actor::start(network.clone(), events, queen);
     Ok(QueenHandle {
-        queen: coordinator,
+        queen: actor,
         network,
         peer,
         addresses: with_peer(addresses, peer),

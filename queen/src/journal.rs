@@ -355,7 +355,7 @@ impl Journal {
     }
 
     /// The task's directory as a handle that writes files into it, for work done elsewhere
-    /// (the artifacts are written off the coordinator's task).
+    /// (the artifacts are written off the queen's actor).
     pub fn task_dir(&self) -> TaskDir {
         TaskDir {
             dir: self.dir.clone(),

@@ -1,5 +1,5 @@
 //! Prometheus metrics over HTTP (`--metrics ADDR` on `forager queen` and `forager node`):
-//! the queen's counters ([`QueenMetrics`], atomics the coordinator adds to), the gauges a
+//! the queen's counters ([`QueenMetrics`], atomics the queen's actor adds to), the gauges a
 //! scrape computes from the queen's [`ClusterOverview`], and a small server that answers
 //! `GET /metrics` with what a source function encodes at that moment.
 
@@ -18,7 +18,7 @@ use std::sync::Arc;
 /// A label set: `reason="no report"`.
 pub type Labels = Vec<(String, String)>;
 
-/// What the coordinator counts. Clones share the counters.
+/// What the queen counts. Clones share the counters.
 #[derive(Debug, Clone)]
 pub struct QueenMetrics {
     /// Tasks accepted.

@@ -20,7 +20,7 @@ use forager_protocol::signing::{Domain, Signed};
 use forager_protocol::trajectory::{Cost, TrajectoryVector, VECTOR_DIM};
 use forager_protocol::wire::{Announcement, Message, TaskId, TaskState};
 use forager_queen::cluster::{loopback, spawn_queen, wait_for_peers};
-use forager_queen::coordinator::QueenConfig;
+use forager_queen::config::QueenConfig;
 use forager_simulations::cluster::{SimFactory, sim_task};
 use forager_simulations::site::SiteParams;
 use forager_tests::delay::{Delay, DelayRelay};

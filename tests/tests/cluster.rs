@@ -14,7 +14,7 @@ use forager_protocol::wire::{
     StepSeen, SyncRequest, TaskId, TaskState,
 };
 use forager_queen::cluster::{loopback, spawn_node, spawn_queen, wait_for_peers};
-use forager_queen::coordinator::QueenConfig;
+use forager_queen::config::QueenConfig;
 use forager_simulations::cluster::{SimFactory, sim_task};
 use forager_simulations::site::SiteParams;
 use forager_tests::sites;
@@ -892,7 +892,7 @@ async fn sim_cluster(
     (queen, handles, factory)
 }
 
-async fn wait_done(queen: &forager_queen::coordinator::Queen, id: TaskId) -> RunResult {
+async fn wait_done(queen: &forager_queen::actor::Queen, id: TaskId) -> RunResult {
     let started = Instant::now();
     loop {
         if let TaskState::Done(result) = queen.status(id).await {

@@ -14,7 +14,7 @@ use forager_protocol::task::AfterCheck;
 use forager_protocol::wire::{FoundPath, StepSeen, TaskState};
 use forager_protocol::{Action, Fingerprint, RiskClass, TaskSpec};
 use forager_queen::cluster::{loopback, spawn_node, spawn_queen, wait_for_peers};
-use forager_queen::coordinator::QueenConfig;
+use forager_queen::config::QueenConfig;
 use forager_tests::app::{AdminApp, PASSWORD, USERNAME};
 use forager_tests::{assert_no_chromium_left, forager, run_forager, unique_prefix};
 use std::sync::Arc;

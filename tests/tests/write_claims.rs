@@ -8,7 +8,7 @@ use forager_protocol::TaskSpec;
 use forager_protocol::predicate::SuccessPredicate;
 use forager_protocol::wire::{Message, RefusalReason, TaskId};
 use forager_queen::cluster::{loopback, spawn_queen, wait_for_peers};
-use forager_queen::coordinator::QueenConfig;
+use forager_queen::config::QueenConfig;
 use std::time::Duration;
 
 /// A peer that joins and answers no request (the queen's expansion of the task waits on it

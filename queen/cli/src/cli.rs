@@ -869,7 +869,7 @@ pub struct QueenArgs {
     pub no_memory: bool,
     /// Ended tasks kept in memory (the newest) for `forager status`; older ones are read
     /// back from DATA/tasks when asked for, so memory does not grow with every task run.
-    #[arg(long, value_name = "N", default_value_t = forager_queen::coordinator::DEFAULT_ENDED_IN_MEMORY)]
+    #[arg(long, value_name = "N", default_value_t = forager_queen::config::DEFAULT_ENDED_IN_MEMORY)]
     pub ended_in_memory: usize,
     /// Serve Prometheus metrics at http://ADDR/metrics (tasks by state, nodes, assignments
     /// and their latency, reassignments, actions, restores, reproductions). Port 0 picks

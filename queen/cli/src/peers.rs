@@ -15,7 +15,7 @@ use forager_node::worker::WorkerConfig;
 use forager_protocol::wire::RefusalReason;
 use forager_protocol::wire::{Message, TaskState};
 use forager_queen::cluster::{spawn_node, spawn_queen};
-use forager_queen::coordinator::QueenConfig;
+use forager_queen::config::QueenConfig;
 use forager_simulations::cluster::SimFactory;
 use forager_simulations::site::SiteParams;
 use libp2p::{Multiaddr, PeerId};

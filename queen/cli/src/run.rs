@@ -17,11 +17,12 @@ use forager_protocol::result::{RESULT_VERSION, RunError, RunResult, Status};
 use forager_protocol::wire::{RefusalReason, TaskId, TaskState};
 use forager_protocol::workflow::WORKFLOW_FILE;
 use forager_protocol::{FailureReason, TaskSpec};
+use forager_queen::actor::Queen;
 use forager_queen::artifacts::{ROLLOUTS_FILE, screenshot_name};
 use forager_queen::cluster::{
     NodeHandle, QueenHandle, loopback, random_cluster_key, spawn_node, spawn_queen, wait_for_peers,
 };
-use forager_queen::coordinator::{Queen, QueenConfig};
+use forager_queen::config::QueenConfig;
 use forager_queen::journal::JOURNAL_FILE;
 use forager_queen::journal::RESULT_FILE;
 use forager_queen::memory::{MemoryLimits, WorkflowMemory};
@@ -281,7 +282,7 @@ impl Embedded {
         Ok(())
     }
 
-    /// Stops the coordinator (its artifacts written), the nodes (their workers awaited), the
+    /// Stops the queen (its artifacts written), the nodes (their workers awaited), the
     /// browsers, and the queen's network, in that order.
     async fn shutdown(self) {
         self.queen.queen.shutdown().await;
