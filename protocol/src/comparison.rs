@@ -228,10 +228,14 @@ pub fn tokens(goal: &str) -> Vec<Token> {
             let close = if first == '"' { '"' } else { '\u{201d}' };
             let body = &rest[first.len_utf8()..];
             if let Some(end) = body.find(close) {
-                out.push(Token {
-                    text: body[..end].to_owned(),
-                    quoted: true,
-                });
+                // An empty quotation ("") names nothing; it is no token.
+                let text = &body[..end];
+                if !text.trim().is_empty() {
+                    out.push(Token {
+                        text: text.to_owned(),
+                        quoted: true,
+                    });
+                }
                 rest = &body[end + close.len_utf8()..];
                 continue;
             }
@@ -415,6 +419,8 @@ mod tests {
         let c = one("titles ending with \"guide\"");
         assert_eq!(c.comparator, Comparator::EndsWith);
         assert_eq!(c.value, "guide");
+        // An empty quotation is no value.
+        assert!(tokens("\"\" and \" \"").iter().all(|t| !t.quoted));
     }
 
     #[test]
