@@ -4,9 +4,10 @@
 
 use crate::actor::{self, Queen};
 use crate::config::QueenConfig;
+use forager_node::environment::EnvFactory;
 use forager_node::index::Replica;
 use forager_node::net::{NetError, Network, NetworkConfig, NodeIdentity, Role};
-use forager_node::worker::{EnvFactory, WorkerConfig, run_worker};
+use forager_node::worker::{WorkerConfig, run_worker};
 use libp2p::{Multiaddr, PeerId};
 use std::sync::Arc;
 use std::time::{Duration, Instant};

@@ -8,7 +8,7 @@
 use crate::env::SimEnvironment;
 use crate::site::{Site, SiteParams, generate};
 use forager_node::environment::{Candidate, EnvError, Environment, StateInfo, Step};
-use forager_node::worker::{EnvFactory, WriteEvidence};
+use forager_node::environment::{EnvFactory, WriteEvidence};
 use forager_protocol::result::NetworkSummary;
 use forager_protocol::wire::PageInfo;
 use forager_protocol::{Action, Fingerprint, Locator, RiskClass, Target, TaskSpec};

@@ -485,7 +485,7 @@ fn names_field(context_word: &str, field_word: &str) -> bool {
 mod tests {
     use super::*;
     use forager_protocol::Locator;
-    use forager_protocol::observation::{FormContext, SelectOption};
+    use forager_protocol::observation::{FormContext, PageValue, SelectOption};
 
     fn form(posts: bool, submit: &str) -> Option<FormContext> {
         Some(FormContext {
