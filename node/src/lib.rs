@@ -21,6 +21,9 @@
 //!   plan reads them too).
 //! - [`claims`]: a branch's writes claimed from the task's queen before they run (one write
 //!   per task).
+//! - [`factory`]: [`factory::EnvFactory`], how a worker gets a task's environments and reads
+//!   back what they saw (above `environment`, `memory` and `claims`, below `worker` and
+//!   `browser`).
 //! - [`worker`]: a node's loop: expansions, branch searches, replays and syncs asked by peers.
 //! - [`llm`]: the language-model tier: an OpenAI-compatible client, routing by cost, the
 //!   questions (priors, verdict, recovery) and their on-disk cache.
@@ -43,6 +46,7 @@ pub mod consent;
 pub mod embed;
 pub mod encoder;
 pub mod environment;
+pub mod factory;
 pub mod goal;
 pub mod index;
 pub mod item_controls;

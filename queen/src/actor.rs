@@ -12,7 +12,7 @@
 
 use crate::config::QueenConfig;
 use crate::journal::{Journal, JournalEvent, Recovered};
-use crate::task::{Awaited, Ended, Outbox, RequestFailed, Send, TaskRun};
+use crate::task::{Awaited, Ended, Ending, Outbox, RequestFailed, Send, TaskRun};
 use forager_node::net::{Network, NetworkEvent, Responder, Role};
 use forager_protocol::TaskSpec;
 use forager_protocol::result::RunResult;
@@ -43,6 +43,7 @@ enum Command {
     },
     Cancel {
         task: TaskId,
+        ending: Ending,
         reply: oneshot::Sender<Result<TaskState, Refusal>>,
     },
     Shutdown {
@@ -96,14 +97,29 @@ impl Queen {
     /// written as for any other end). A finished task stays as it ended. Answers the task's
     /// state, or why not ([`RefusalReason::UnknownTask`], [`RefusalReason::Stopping`]).
     pub async fn cancel(&self, task: TaskId) -> Result<TaskState, Refusal> {
-        crate_ask(&self.commands, |reply| Command::Cancel { task, reply })
-            .await
-            .unwrap_or_else(|| {
-                Err(Refusal::new(
-                    RefusalReason::Stopping,
-                    "the queen has stopped",
-                ))
-            })
+        self.end_early(task, Ending::Cancelled).await
+    }
+
+    /// Ends a running task because the user stopped the run that submitted it: it ends
+    /// `failing` with `interrupted`, its result keeping what it did so far, and its files are
+    /// written as for any other end. Answers as [`Queen::cancel`].
+    pub async fn interrupt(&self, task: TaskId) -> Result<TaskState, Refusal> {
+        self.end_early(task, Ending::Interrupted).await
+    }
+
+    async fn end_early(&self, task: TaskId, ending: Ending) -> Result<TaskState, Refusal> {
+        crate_ask(&self.commands, |reply| Command::Cancel {
+            task,
+            ending,
+            reply,
+        })
+        .await
+        .unwrap_or_else(|| {
+            Err(Refusal::new(
+                RefusalReason::Stopping,
+                "the queen has stopped",
+            ))
+        })
     }
 
     /// Stops the queen: requests in flight are dropped, and the artifacts of finished tasks
@@ -386,8 +402,12 @@ impl Actor {
             Command::Overview { reply } => {
                 let _ = reply.send(self.overview());
             }
-            Command::Cancel { task, reply } => {
-                let _ = reply.send(self.cancel(task));
+            Command::Cancel {
+                task,
+                ending,
+                reply,
+            } => {
+                let _ = reply.send(self.end_early(task, ending));
             }
             Command::Shutdown { .. } => {}
         }
@@ -415,7 +435,7 @@ impl Actor {
         }
     }
 
-    fn cancel(&mut self, task: TaskId) -> Result<TaskState, Refusal> {
+    fn end_early(&mut self, task: TaskId, ending: Ending) -> Result<TaskState, Refusal> {
         let Some(run) = self.tasks.get_mut(&task) else {
             // An ended task stays as it ended.
             if let state @ TaskState::Done(_) = self.task_state(task) {
@@ -426,7 +446,7 @@ impl Actor {
                 format!("the queen does not know task {task}"),
             ));
         };
-        if run.cancel() {
+        if run.end_early(ending) && ending == Ending::Cancelled {
             self.config.metrics.cancelled.inc();
         }
         write_journal(&mut self.journals, run);
@@ -605,7 +625,7 @@ impl Actor {
                 )
             }
             Message::ClaimWrite { task, key } => self.claim_write(peer, task, key),
-            Message::Cancel(id) => match self.cancel(id) {
+            Message::Cancel(id) => match self.end_early(id, Ending::Cancelled) {
                 Ok(state) => Message::State(Box::new(state)),
                 Err(refusal) => refusal.into(),
             },

@@ -4,7 +4,7 @@
 
 use crate::actor::{self, Queen};
 use crate::config::QueenConfig;
-use forager_node::environment::EnvFactory;
+use forager_node::factory::EnvFactory;
 use forager_node::index::Replica;
 use forager_node::net::{NetError, Network, NetworkConfig, NodeIdentity, Role};
 use forager_node::worker::{WorkerConfig, run_worker};

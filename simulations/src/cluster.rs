@@ -7,8 +7,9 @@
 
 use crate::env::SimEnvironment;
 use crate::site::{Site, SiteParams, generate};
+use forager_node::environment::WriteEvidence;
 use forager_node::environment::{Candidate, EnvError, Environment, StateInfo, Step};
-use forager_node::environment::{EnvFactory, WriteEvidence};
+use forager_node::factory::EnvFactory;
 use forager_protocol::result::NetworkSummary;
 use forager_protocol::wire::PageInfo;
 use forager_protocol::{Action, Fingerprint, Locator, RiskClass, Target, TaskSpec};

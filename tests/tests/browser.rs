@@ -703,3 +703,40 @@ async fn a_page_whose_data_comes_by_script_is_read_once_it_has_come() {
     pool.shutdown().await;
     assert_no_chromium_left(&prefix);
 }
+
+/// A press and a release on two elements make no click: a page that replaces its button as
+/// it is pressed (a list rendered again between the two) gets the click on the new button,
+/// once; a button that stays is clicked once, never twice.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_button_replaced_between_press_and_release_is_clicked_once_all_the_same() {
+    let site = sites::serve(sites::dynamic()).await;
+    let prefix = unique_prefix("replaced-on-press");
+    let pool = BrowserPool::new(BrowserOptions {
+        profile_prefix: prefix.clone(),
+        ..BrowserOptions::default()
+    });
+    let mut tab = open_tab(&pool, &site.url("/replaced-on-press"), 1).await;
+    use forager_protocol::{Locator, Target};
+    let go = Target {
+        locators: vec![Locator::Css("#list > button".into())],
+        role: "button".into(),
+        name: "Go".into(),
+        sends: Default::default(),
+    };
+    let read = |name: &str| tab.evaluate(format!("window.{name}"), false);
+    tab.click(&go, "Go").await.expect("clicks");
+    // The first press made no click (its button was gone at the release): pressed again.
+    assert_eq!(read("PRESSES").await.expect("reads"), 2);
+    assert_eq!(
+        read("CLICKS").await.expect("reads"),
+        1,
+        "the click arrived once"
+    );
+    // The next press replaces nothing: one press, one click.
+    tab.click(&go, "Go").await.expect("clicks");
+    assert_eq!(read("PRESSES").await.expect("reads"), 3);
+    assert_eq!(read("CLICKS").await.expect("reads"), 2);
+    tab.close().await;
+    pool.shutdown().await;
+    assert_no_chromium_left(&prefix);
+}

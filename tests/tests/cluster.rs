@@ -1507,8 +1507,8 @@ fn read_only_path(
 
 /// `ids` as a found path, its fingerprints read by walking it on the site.
 async fn walked(factory: &SimFactory, task: &forager_protocol::TaskSpec, ids: &[u32]) -> FoundPath {
-    use forager_node::environment::EnvFactory;
     use forager_node::environment::Environment;
+    use forager_node::factory::EnvFactory;
     let site = factory.site();
     let mut browser = factory.create(task, false).expect("a session");
     let mut actions = Vec::new();

@@ -3,7 +3,9 @@
 //! binary in real Chromium. Every page sets `window.REWARD = 1` when its task is done and
 //! `window.FAILED = true` when a wrong move ended it; the runs use those as success and
 //! failure predicates, declare the page a sandbox (`--resettable`, ceiling 7: its buttons are
-//! called "Submit") and must pass, reproduced by a second node.
+//! called "Submit") and must pass, reproduced from scratch. They run one node (the page's
+//! pattern is what they test; reproduction by another node is the cluster tests'): two
+//! Chromiums per test, three tests at a time on two cores, slowed every one of them.
 //!
 //! What each page caught, before the change that made it pass: `overlay` (a success whose
 //! page looks like the one before it was pruned as "no progress"), `tabs` (in-page `#anchor`
@@ -57,6 +59,8 @@ async fn run(fixture: &Fixture, test: &str, path: &str, goal: &str, budget: &str
             "7",
             "--budget",
             budget,
+            "--nodes",
+            "1",
         ],
     )
     .await
@@ -153,9 +157,9 @@ async fn checkboxes_and_a_radio_group_checked_on_submit() {
         first_branch.as_deref(),
         Some("check \"Beta\", \"Delta\", \"Large\"")
     );
-    // Two nodes search side by side; the path reproduced first wins (a shorter one found while
-    // a longer one is reproduced is preferred, one found after is not). Either way the three
-    // are chosen, then Submit, in no more than three steps.
+    // Two branches search side by side; the path reproduced first wins (a shorter one found
+    // while a longer one is reproduced is preferred, one found after is not). Either way the
+    // three are chosen, then Submit, in no more than three steps.
     let steps = labels(result);
     assert!(steps.len() <= 3, "{steps:?}");
     assert_eq!(steps.last(), Some(&"click \"Submit\""), "{steps:?}");

@@ -676,15 +676,17 @@ async fn no_browser_outlives_explore() {
     );
 }
 
+/// Stopped by a signal, explore ends its task at the queen: no browser is left, and the
+/// result (and the journal's last entry) keeps what the search did until then.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn no_browser_outlives_an_interrupted_explore() {
     let docs = sites::serve(sites::docs()).await;
     let url = docs.url("/docs");
-    for signal in ["TERM", "INT"] {
+    for (signal, after) in [("TERM", 8), ("INT", 3)] {
         let (code, groups, left, out) = explore_and_count_leftovers(
             &format!("interrupted-{signal}"),
             &endless_task(&url),
-            Some((signal, std::time::Duration::from_secs(3))),
+            Some((signal, std::time::Duration::from_secs(after))),
         )
         .await;
         assert_eq!(code, Some(1), "SIG{signal}");
@@ -696,6 +698,29 @@ async fn no_browser_outlives_an_interrupted_explore() {
         .expect("a result document");
         let error = result.error.expect("an interrupted run is failing");
         assert_eq!(error.reason.as_str(), "interrupted", "SIG{signal}");
+        // The queen's own result, written when the task ended: the journal ends with it.
+        let journal = std::fs::read_to_string(out.join("events.jsonl")).expect("the journal");
+        let last = journal.lines().last().expect("a journal entry");
+        let finished: serde_json::Value = serde_json::from_str(last).expect("a journal entry");
+        assert_eq!(finished["event"], "finished", "SIG{signal}: {last}");
+        assert_eq!(
+            finished["result"]["metrics"]["actions"],
+            serde_json::json!(result.metrics.actions),
+            "SIG{signal}"
+        );
+        if signal == "TERM" {
+            // Eight seconds into the search, it had done something, and says so.
+            assert!(
+                result.metrics.actions > 0,
+                "SIG{signal}: {:?}",
+                result.metrics
+            );
+            assert!(
+                result.metrics.nodes > 1,
+                "SIG{signal}: {:?}",
+                result.metrics
+            );
+        }
     }
 }
 

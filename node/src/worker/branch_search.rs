@@ -7,8 +7,8 @@ use super::publish::RolloutObserver;
 use super::replay::seen_along;
 use super::{now_nanos, sign};
 use crate::embed::action_key;
-use crate::environment::EnvFactory;
 use crate::environment::{EnvError, Environment};
+use crate::factory::EnvFactory;
 use crate::memory::ReplayMemory;
 use crate::net::NodeIdentity;
 use crate::search;
@@ -22,6 +22,7 @@ use forager_protocol::wire::{
 };
 use forager_protocol::{Action, FailureReason, Fingerprint, PruneReason, TaskSpec};
 use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 use tokio::sync::mpsc;
 
@@ -45,9 +46,11 @@ pub(super) async fn search_branch<F: EnvFactory>(
         return Refusal::new(RefusalReason::InvalidTask, detail).into();
     }
     let key = (assignment.task_id, assignment.branch);
-    let checked_out = match branches.lock() {
-        Ok(mut map) => map.check_out(key),
-        Err(poisoned) => poisoned.into_inner().check_out(key),
+    let (checked_out, released) = {
+        let mut map = branches
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        (map.check_out(key), map.stop_flag(key.0))
     };
     let mut state = match checked_out {
         Checkout::Kept(state) => *state,
@@ -85,7 +88,7 @@ pub(super) async fn search_branch<F: EnvFactory>(
     };
     F::set_write_claims(&mut state.env.inner, claims);
     let before = F::counters(&state.env.inner);
-    let mut report = run_branch(&mut state, &assignment, remembered, rollouts).await;
+    let mut report = run_branch(&mut state, &assignment, remembered, rollouts, released).await;
     let mut screenshots = Vec::new();
     for path in &mut report.successes {
         path.seen = seen_along::<F>(&state.env.inner, path, &mut screenshots);
@@ -114,6 +117,7 @@ pub(super) async fn run_branch<E: Environment<Action = Action>>(
     assignment: &BranchAssignment,
     remembered: Remembered,
     rollouts: mpsc::Sender<Announcement>,
+    released: Arc<AtomicBool>,
 ) -> ProgressReport {
     let Remembered { memory, goal } = remembered;
     let mut report = empty_report(assignment);
@@ -129,7 +133,15 @@ pub(super) async fn run_branch<E: Environment<Action = Action>>(
             None => return report,
         },
     };
-    explore_branch(state, assignment, search, goal, rollouts, report).await
+    explore_branch(
+        state,
+        assignment,
+        search,
+        goal,
+        (rollouts, released),
+        report,
+    )
+    .await
 }
 
 /// A report that says nothing yet.
@@ -317,7 +329,7 @@ pub(super) async fn explore_branch<E: Environment<Action = Action>>(
     assignment: &BranchAssignment,
     search: Search<Action>,
     goal: Option<(TrajectoryVector, forager_protocol::wire::EmbedderId)>,
-    rollouts: mpsc::Sender<Announcement>,
+    (rollouts, released): (mpsc::Sender<Announcement>, Arc<AtomicBool>),
     mut report: ProgressReport,
 ) -> ProgressReport {
     let task = &assignment.task;
@@ -376,6 +388,7 @@ pub(super) async fn explore_branch<E: Environment<Action = Action>>(
             })
             .collect(),
         rollouts,
+        released,
     };
     let actions_before = search.metrics().actions;
     let replayed_before = search.metrics().replayed_actions;

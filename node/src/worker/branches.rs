@@ -6,6 +6,8 @@ use crate::search::Search;
 use forager_protocol::wire::{BranchId, TaskId};
 use forager_protocol::{Action, Fingerprint};
 use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// An environment restored at a branch's root first, so that the search below it sees the
 /// branch root as its start.
@@ -83,6 +85,9 @@ pub(super) struct Branches<E: Environment<Action = Action>> {
     pub(super) released: std::collections::VecDeque<TaskId>,
     /// How many are kept, for the operator's metrics.
     pub(super) gauge: prometheus_client::metrics::gauge::Gauge,
+    /// Per task with a branch search running or kept: set once the queen says the task
+    /// ended, so that a search still running stops after its job in hand.
+    pub(super) stops: HashMap<TaskId, Arc<AtomicBool>>,
 }
 
 /// Ended tasks remembered, for the assignments still running when their task ended.
@@ -107,6 +112,7 @@ impl<E: Environment<Action = Action>> Branches<E> {
             clock: 0,
             released: std::collections::VecDeque::new(),
             gauge,
+            stops: HashMap::new(),
         }
     }
 
@@ -124,6 +130,9 @@ impl<E: Environment<Action = Action>> Branches<E> {
             }
             self.released.push_back(task);
         }
+        if let Some(stop) = self.stops.remove(&task) {
+            stop.store(true, Ordering::Relaxed);
+        }
         let keys: Vec<(TaskId, BranchId)> = self
             .kept
             .keys()
@@ -136,6 +145,15 @@ impl<E: Environment<Action = Action>> Branches<E> {
             .collect();
         self.count();
         dropped
+    }
+
+    /// The flag that stops the task's searches here once the queen says it ended (set at
+    /// once for a task already released).
+    pub(super) fn stop_flag(&mut self, task: TaskId) -> Arc<AtomicBool> {
+        if self.released.contains(&task) {
+            return Arc::new(AtomicBool::new(true));
+        }
+        self.stops.entry(task).or_default().clone()
     }
 
     pub(super) fn check_out(&mut self, key: (TaskId, BranchId)) -> Checkout<E> {

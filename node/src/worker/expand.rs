@@ -2,7 +2,8 @@
 
 use super::consent::check_capsule;
 use super::sign;
-use crate::environment::{EnvError, EnvFactory, Environment, StateInfo};
+use crate::environment::{EnvError, Environment, StateInfo};
+use crate::factory::EnvFactory;
 use crate::memory::{ReplayMemory, TaskMemory, raise_priors};
 use crate::net::NodeIdentity;
 use forager_protocol::wire::{

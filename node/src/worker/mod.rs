@@ -18,8 +18,8 @@ mod expand;
 mod publish;
 mod replay;
 
-use crate::environment::EnvFactory;
 use crate::environment::Environment;
+use crate::factory::EnvFactory;
 use crate::index::Replica;
 use crate::memory::{GoalEmbedder, ReplayMemory, TaskMemory};
 use crate::net::{Network, NetworkEvent, NodeIdentity, Role};

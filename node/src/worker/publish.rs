@@ -8,7 +8,7 @@ use forager_protocol::signing::{Domain, Signed};
 use forager_protocol::trajectory::{Cost, TrajectoryVector};
 use forager_protocol::wire::{Announcement, Message, TaskId, TraceStep};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use tokio::sync::mpsc;
 
 /// Signs and gossips rollouts; inserts them into the local replica too.
@@ -61,9 +61,16 @@ pub(super) struct RolloutObserver {
     /// The branch prefix's steps, from the start URL.
     pub(super) prefix: Vec<TraceStep>,
     pub(super) rollouts: mpsc::Sender<Announcement>,
+    /// Set when the queen says the task ended ([`Message::Release`]): the search stops after
+    /// its job in hand and reports what it did.
+    pub(super) released: Arc<AtomicBool>,
 }
 
 impl SearchObserver<Action> for RolloutObserver {
+    fn should_stop(&self) -> bool {
+        self.released.load(Ordering::Relaxed)
+    }
+
     fn on_event(&mut self, tree: &Search<Action>, event: &SearchEvent) {
         let SearchEvent::NodeAdded(id) = event else {
             return;

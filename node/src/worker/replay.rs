@@ -3,7 +3,8 @@
 
 use super::consent::check_capsule;
 use super::sign;
-use crate::environment::{EnvError, EnvFactory, Environment};
+use crate::environment::{EnvError, Environment};
+use crate::factory::EnvFactory;
 use crate::net::NodeIdentity;
 use forager_protocol::Fingerprint;
 use forager_protocol::artifact::Digest32;

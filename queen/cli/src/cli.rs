@@ -701,8 +701,9 @@ pub struct ExploreArgs {
     #[command(flatten)]
     pub task: TaskArgs,
     /// Nodes of the embedded cluster (a queen and this many nodes, each with its own
-    /// Chromium, over libp2p on 127.0.0.1). A success wins only once a second node has
-    /// reproduced it, so at least 2 are needed to verify.
+    /// Chromium, over libp2p on 127.0.0.1). A success wins only once a node other than its
+    /// finder has reproduced it; with one node, the finder reproduces it from scratch in a
+    /// fresh browser context.
     #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=16))]
     pub nodes: u32,
     /// Live pages kept per browser context so restoring a state needs no replay (0 turns the

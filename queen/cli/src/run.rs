@@ -85,6 +85,36 @@ pub fn write_json(path: &Path, value: &impl serde::Serialize) -> anyhow::Result<
     Ok(())
 }
 
+/// How long an interrupted task's files may take to be written before the run gives up on
+/// them (a second Ctrl-C ends the program at once anyway).
+const INTERRUPT_WAIT: Duration = Duration::from_secs(10);
+
+/// Ends the task at the queen because the user stopped the run, so that its result keeps
+/// what it did (actions, nodes, approvals) and its journal ends with it; the bare
+/// [`interrupted`] result when the queen cannot say in time.
+async fn interrupt(queen: &Queen, task: &TaskSpec, id: TaskId, started: Instant) -> RunResult {
+    eprintln!("stopping: the task's result is being written (a second Ctrl-C stops at once)");
+    let ended = async {
+        if let Err(refusal) = queen.interrupt(id).await {
+            tracing::warn!(%refusal, "the queen could not end the task");
+            return None;
+        }
+        // Done once its files are written.
+        loop {
+            match queen.status(id).await {
+                TaskState::Done(result) => return Some(*result),
+                TaskState::Unknown => return None,
+                TaskState::Running { .. } => tokio::time::sleep(Duration::from_millis(50)).await,
+            }
+        }
+    };
+    match tokio::time::timeout(INTERRUPT_WAIT, ended).await {
+        Ok(Some(result)) => result,
+        _ => interrupted(task, &id, started),
+    }
+}
+
+/// The result of a run stopped before the queen could write one.
 fn interrupted(task: &TaskSpec, id: &TaskId, started: Instant) -> RunResult {
     RunResult {
         version: RESULT_VERSION,
@@ -319,7 +349,7 @@ async fn watch(
     tokio::pin!(stop_signal);
     let result = loop {
         tokio::select! {
-            _ = &mut stop_signal => break interrupted(task, &id, started),
+            _ = &mut stop_signal => break interrupt(queen, task, id, started).await,
             _ = tokio::time::sleep(Duration::from_millis(200)) => {}
         }
         match queen.status(id).await {

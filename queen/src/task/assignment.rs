@@ -41,6 +41,9 @@ impl TaskRun {
             self.release(outbox);
             return;
         }
+        if self.stop_next(outbox) {
+            return;
+        }
         if self.ends_now(nodes) {
             return;
         }

@@ -3,7 +3,7 @@
 //! artifacts a finished task leaves, written on a blocking thread off the actor.
 
 use super::verification::ReproducedPass;
-use super::{Phase, TaskRun};
+use super::{Outbox, Phase, TaskRun};
 use crate::artifacts::{Evidence, KeptReport};
 use crate::journal::{JournalEvent, TaskDir};
 use forager_protocol::result::{
@@ -13,6 +13,7 @@ use forager_protocol::wire::{PageInfo, TaskId};
 use forager_protocol::workflow::WORKFLOW_FILE;
 use forager_protocol::{Action, FailureReason, PruneReason, RiskClass, TaskSpec};
 use std::time::Duration;
+use tokio::time::Instant;
 
 impl TaskRun {
     pub(super) fn note_failure(&mut self, what: &str) {
@@ -261,18 +262,49 @@ impl TaskRun {
         self.finish_failing_with(reason, detail);
     }
 
-    /// Ends a running task `failing` with `cancelled` (an ended one stays as it ended);
-    /// whether it was running.
-    pub(crate) fn cancel(&mut self) -> bool {
-        if self.phase == Phase::Done {
+    /// Ends a running task early, by an operator's cancel or the user's stop of the run
+    /// (Ctrl-C, SIGTERM): `failing`, its result keeping what the task did until then (actions,
+    /// nodes, approvals, network). False when it had ended already.
+    ///
+    /// Assignments still running are told to stop at once (their nodes stop after the job in
+    /// hand and report): the task ends when they have answered, or after [`STOP_GRACE`].
+    pub(crate) fn end_early(&mut self, ending: Ending) -> bool {
+        if self.phase == Phase::Done || self.stopping.is_some() {
             return false;
         }
-        tracing::info!(task = %self.id, actions = self.actions, "task cancelled by an operator");
-        self.finish_failing_with(
-            FailureReason::Cancelled,
-            format!("cancelled by an operator after {} actions", self.actions),
-        );
+        if !self.assigned.is_empty() {
+            tracing::info!(
+                task = %self.id,
+                running = self.assigned.len(),
+                "stopping: waiting for the running assignments' reports"
+            );
+            self.stopping = Some((ending, Instant::now() + STOP_GRACE));
+            return true;
+        }
+        self.finish_early(ending);
         true
+    }
+
+    /// While stopping: tells the nodes, and ends the task once the running assignments
+    /// answered or the grace is over; whether it is stopping.
+    pub(super) fn stop_next(&mut self, outbox: &mut Outbox) -> bool {
+        let Some((ending, until)) = self.stopping else {
+            return false;
+        };
+        self.release(outbox);
+        if self.assigned.is_empty() || Instant::now() >= until {
+            self.finish_early(ending);
+        }
+        true
+    }
+
+    fn finish_early(&mut self, ending: Ending) {
+        let (reason, by) = match ending {
+            Ending::Cancelled => (FailureReason::Cancelled, "cancelled by an operator"),
+            Ending::Interrupted => (FailureReason::Interrupted, "interrupted by the user"),
+        };
+        tracing::info!(task = %self.id, actions = self.actions, "task {by}");
+        self.finish_failing_with(reason, format!("{by} after {} actions", self.actions));
     }
 
     pub(super) fn finish_failing_with(&mut self, reason: FailureReason, detail: String) {
@@ -289,6 +321,19 @@ impl TaskRun {
         self.result = Some(result);
         self.phase = Phase::Done;
     }
+}
+
+/// How long a task ended early waits for its running assignments' reports: a node stops
+/// after the job in hand (an action and the page's settle, a second or two).
+pub(crate) const STOP_GRACE: Duration = Duration::from_secs(3);
+
+/// Why a task ended before its search did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Ending {
+    /// An operator cancelled it (`forager cancel`, the operator's API).
+    Cancelled,
+    /// The user stopped the run that submitted it (Ctrl-C, SIGTERM).
+    Interrupted,
 }
 
 /// Whether a pass's `steps` send nothing to others while a write was made in its task

@@ -27,7 +27,7 @@ mod tests;
 mod verification;
 mod writes;
 
-pub(crate) use finishing::ArtifactJob;
+pub(crate) use finishing::{ArtifactJob, Ending};
 pub(crate) use verification::Pending;
 
 use crate::artifacts::KeptReport;
@@ -183,6 +183,9 @@ pub(crate) struct TaskRun {
     contributors: HashSet<PeerId>,
     /// Whether they were told the task ended ([`Message::Release`]).
     released: bool,
+    /// Ended early (a cancel, the user's stop) while assignments ran: how, and until when
+    /// their answers are awaited so that the result counts what they did.
+    pub(crate) stopping: Option<(Ending, Instant)>,
     pub(crate) result: Option<RunResult>,
     /// Artifacts to write now that the result stands (taken by the actor at once).
     pub(crate) artifacts: Option<ArtifactJob>,
@@ -331,6 +334,7 @@ impl TaskRun {
             expanding: None,
             contributors: HashSet::new(),
             released: false,
+            stopping: None,
             result: None,
             artifacts: None,
             writing: false,

@@ -876,10 +876,75 @@ fn a_resumed_task_has_its_branches_actions_and_waiting_success_back() {
 fn cancelling_ends_a_running_task_once() {
     let mut q = queen(1, 200);
     q.expand(1);
-    assert!(q.run.cancel());
+    assert!(q.run.end_early(super::Ending::Cancelled));
     assert_eq!(q.failure(), Some(FailureReason::Cancelled));
-    assert!(!q.run.cancel(), "an ended task stays as it ended");
+    assert!(
+        !q.run.end_early(super::Ending::Cancelled),
+        "an ended task stays as it ended"
+    );
     assert_eq!(q.failure(), Some(FailureReason::Cancelled));
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_interrupted_task_waits_for_its_running_assignments_and_keeps_what_they_did() {
+    let mut q = queen(2, 200);
+    q.expand(2);
+    let given = assignments(&q.pass());
+    assert_eq!(given.len(), 2, "both nodes search");
+    let (first, first_branch, _) = given[0];
+    q.report(first, first_branch, 7, Vec::new());
+    // The other node still searches: the task tells it to stop and waits for its report.
+    assert!(q.run.end_early(super::Ending::Interrupted));
+    assert!(!q.run.end_early(super::Ending::Cancelled), "once");
+    let told = q.pass();
+    assert!(
+        told.iter().any(|s| matches!(s.awaited, Awaited::Release)),
+        "the nodes are told the task ended"
+    );
+    assert!(assignments(&told).is_empty(), "no new work while stopping");
+    assert_eq!(
+        q.failure(),
+        None,
+        "still waiting for the running assignment"
+    );
+    let (second, second_branch, _) = given[1];
+    q.report(second, second_branch, 4, Vec::new());
+    let _ = q.pass();
+    assert_eq!(q.failure(), Some(FailureReason::Interrupted));
+    let result = q.run.result.clone().expect("a result");
+    assert_eq!(
+        result.metrics.actions, 11,
+        "both assignments' actions are kept"
+    );
+    assert!(result.metrics.nodes > 1, "the tree grown before the stop");
+    let error = result.error.expect("failing");
+    assert!(
+        error.detail.contains("after 11 actions"),
+        "{}",
+        error.detail
+    );
+    assert!(
+        !q.run.end_early(super::Ending::Cancelled),
+        "it stays as it ended"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_stopping_task_ends_after_the_grace_without_a_silent_nodes_report() {
+    let mut q = queen(2, 200);
+    q.expand(2);
+    let given = assignments(&q.pass());
+    let (node, branch, _) = given[0];
+    q.report(node, branch, 3, Vec::new());
+    assert!(q.run.end_early(super::Ending::Cancelled));
+    let _ = q.pass();
+    tokio::time::advance(super::finishing::STOP_GRACE - Duration::from_millis(1)).await;
+    let _ = q.pass();
+    assert_eq!(q.failure(), None, "within the grace");
+    tokio::time::advance(Duration::from_millis(1)).await;
+    let _ = q.pass();
+    assert_eq!(q.failure(), Some(FailureReason::Cancelled));
+    assert_eq!(q.run.result.as_ref().map(|r| r.metrics.actions), Some(3));
 }
 
 #[test]
@@ -892,7 +957,7 @@ fn the_overview_names_the_phase() {
     q.report(finder, branch, 10, vec![path(0, 1)]);
     let _asked = q.pass();
     assert_eq!(q.run.overview().phase, TaskPhase::Verifying);
-    q.run.cancel();
+    q.run.end_early(super::Ending::Cancelled);
     assert_eq!(q.run.overview().phase, TaskPhase::Writing);
 }
 

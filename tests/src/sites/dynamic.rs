@@ -713,6 +713,29 @@ pub(super) fn dynamic_pointer() -> Router<Arc<Counters>> {
                 )
             }),
         )
+        // A button replaced by a new one as it is pressed (as a list rendered on a timer is
+        // when the render lands between the press and the release): the first press makes no
+        // click; `window.CLICKS` counts the clicks that arrived, `window.PRESSES` the presses.
+        .route(
+            "/replaced-on-press",
+            get(|| async {
+                widget_page(
+                    "Replaced on press",
+                    "<div id=list></div>",
+                    "window.CLICKS = 0; window.PRESSES = 0;\
+                     const render = () => {\
+                       const list = document.getElementById('list');\
+                       list.innerHTML = '';\
+                       const b = document.createElement('button');\
+                       b.textContent = 'Go';\
+                       b.onmousedown = () => { window.PRESSES += 1; if (window.PRESSES === 1) render(); };\
+                       b.onclick = () => { window.CLICKS += 1; };\
+                       list.appendChild(b);\
+                     };\
+                     render();",
+                )
+            }),
+        )
         // A list re-created from scratch on every render (new elements each time): click its
         // items in the order asked.
         .route(

@@ -21,7 +21,7 @@ pub struct ChromiumFactory {
     pub model: Option<Arc<crate::model::SentenceModel>>,
 }
 
-impl crate::environment::EnvFactory for ChromiumFactory {
+impl crate::factory::EnvFactory for ChromiumFactory {
     type Env = ChromiumEnv;
 
     fn goal_embedder(&self) -> crate::memory::GoalEmbedder {

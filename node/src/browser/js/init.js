@@ -11,7 +11,8 @@
 // - what real input set going (timers, an animation's fast interval or frames) is tracked, so
 //   that settling waits until it has run (`forager.soon`), and so are the requests the
 //   page's scripts have in flight;
-// - dialogs that never block (recorded on the console and dismissed).
+// - dialogs that never block (recorded on the console and dismissed);
+// - trusted clicks counted (a press and a release on two elements make none).
 //
 // FORAGER_SEED and FORAGER_EPOCH_MS are defined before this body.
 (() => {
@@ -314,6 +315,21 @@
     }
     return wrapper;
   };
+  // Whether a click arrived: a press and a release on two elements make no click, which is
+  // what happens when the page renders its list again between them (a new element under the
+  // pointer). Trusted clicks are counted, and the last press's target remembered, so that the
+  // clicker can tell that case (no click, the pressed element gone) and press again. Read
+  // through `window[Symbol.for("forager.clicks")]`.
+  let clicks = 0;
+  let pressed = null;
+  try {
+    window.addEventListener("mousedown", (event) => { if (event.isTrusted) pressed = event.target; }, true);
+    window.addEventListener("click", (event) => { if (event.isTrusted) clicks += 1; }, true);
+    Object.defineProperty(window, Symbol.for("forager.clicks"), {
+      get: () => ({ clicks, pressedGone: Boolean(pressed && pressed.isConnected === false) }),
+      configurable: false,
+    });
+  } catch (e) {}
   const realAdd = EventTarget.prototype.addEventListener;
   const realRemove = EventTarget.prototype.removeEventListener;
   define(EventTarget.prototype, "addEventListener", function (type, listener, options) {

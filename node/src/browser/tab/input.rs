@@ -14,13 +14,24 @@ use std::time::Duration;
 
 /// How often a click aims again at a target its hover moved or blanked, and the pause between
 /// two aims (about a frame): a hover image loads in a few milliseconds from a local server.
-pub(super) const HOVER_AIMS: usize = 8;
-pub(super) const HOVER_FRAME: Duration = Duration::from_millis(16);
+const HOVER_AIMS: usize = 8;
+const HOVER_FRAME: Duration = Duration::from_millis(16);
+
+/// Presses again after a click that never arrived because its target was replaced.
+const CLICK_RETRIES: u32 = 2;
+
+/// What `init.js` counted of the page's clicks.
+#[derive(Debug, Deserialize)]
+struct ClickCount {
+    clicks: u64,
+    #[serde(rename = "pressedGone")]
+    pressed_gone: bool,
+}
 
 /// A slide's bounds: rounds of arrow presses checked against the number that moves, and the
 /// presses in all (a slider of 1000 steps is walked; a finer one is no keyboard's).
-pub(super) const SLIDE_ROUNDS: usize = 4;
-pub(super) const MAX_SLIDE_KEYS: u32 = 1000;
+const SLIDE_ROUNDS: usize = 4;
+const MAX_SLIDE_KEYS: u32 = 1000;
 
 #[derive(Debug, Deserialize)]
 pub(super) struct ActResult {
@@ -152,8 +163,44 @@ impl Tab {
             }
             tokio::time::sleep(HOVER_FRAME).await;
         }
-        timed("click", self.timeouts.call, self.page.click(point)).await?;
+        // A page that renders its list again every few hundred milliseconds may replace the
+        // target between the press and the release: then no click arrives. Pressed again on
+        // the new element, a few times at most; a click that arrived, or whose pressed element
+        // is still there (the page ignored it), is not repeated.
+        for attempt in 0..=CLICK_RETRIES {
+            let before = self.clicks().await;
+            timed("click", self.timeouts.call, self.page.click(point)).await?;
+            let (Some(before), Some(after)) = (before, self.clicks().await) else {
+                break;
+            };
+            if after.clicks > before.clicks || !after.pressed_gone || attempt == CLICK_RETRIES {
+                break;
+            }
+            tracing::debug!(
+                what,
+                attempt,
+                "the target was replaced mid-click; pressed again"
+            );
+            let again = self.act_script("point", target, "").await?;
+            if again.status != "ok" {
+                break;
+            }
+            point = Point {
+                x: again.x.unwrap_or(point.x),
+                y: again.y.unwrap_or(point.y),
+            };
+        }
         Ok(result.locator.unwrap_or(0).max(0) as usize)
+    }
+
+    /// The page's count of trusted clicks (`init.js`), `None` where it cannot be read (a
+    /// document without forager's init script, a navigation under way).
+    async fn clicks(&self) -> Option<ClickCount> {
+        let value = self
+            .evaluate("window[Symbol.for('forager.clicks')] || null".into(), false)
+            .await
+            .ok()?;
+        serde_json::from_value(value).ok()
     }
 
     /// Rests the mouse pointer on the element a locator chain resolves to, at its centre,
