@@ -13,6 +13,9 @@
 //! An [`EnvFactory`] makes a task's environments for a node's worker (Chromium contexts, or
 //! simulated sites at cluster scale) and reads back what they saw: each step's page, the
 //! network's summary, the evidence a write left.
+//!
+//! A [`Candidate`] carries its prior, risk class, stable key, the target's location when known
+//! and its `why`; errors are [`EnvError`] variants the engine acts on (retry, recover, prune).
 
 use crate::memory::GoalEmbedder;
 use forager_protocol::artifact::Digest32;
