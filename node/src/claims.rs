@@ -5,6 +5,12 @@
 //! before executing it; the queen grants each key once ([`Message::ClaimWrite`]). A node that
 //! cannot reach the queen does not write. A draft (class 3: a cart) is the browser context's
 //! own and is made in each.
+//!
+//! The key is [`write_key`] (the page's path and the action's label). The browser environment
+//! asks before it sends (`claim_write` in `browser/env/writes.rs`); a refusal, or no answer
+//! within [`CLAIM_TIMEOUT`], is `EnvError::WriteTaken` and the tree prunes `write_taken`.
+//! Environments outside a branch search (a start page's expansion, replays) have no claims: on
+//! such a site replays never execute a write anyway.
 
 use crate::net::Network;
 use forager_protocol::Action;

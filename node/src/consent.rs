@@ -5,6 +5,10 @@
 //! A consent that does not hold (forged, expired, revoked, for another task) permits nothing;
 //! the caller names why. Revocations are read when a task with consents arrives, so a
 //! revocation written while a node runs stops the next branch search that would use it.
+//!
+//! The per-user store is `revocations` in forager's data folder (`RevocationStore::for_user`).
+//! [`check_consents`] checks all of a task's consents and names the first that does not hold;
+//! [`consented_below`] gives what those that hold permit below a branch's root.
 
 use crate::embed::action_key;
 use crate::search::Consented;

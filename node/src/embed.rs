@@ -4,6 +4,9 @@
 //! [`VECTOR_DIM`] signed buckets (the hashing trick). Text similarity (the default policy's
 //! priors beside the sentence model, and the goal vectors of the memory without one) compares
 //! word and character-trigram features.
+//!
+//! An action's key ([`action_key`]) is computed from its label alone, so the policy, the memory's
+//! traces and a branch's prefix all compute the same key for the same action.
 
 use forager_protocol::trajectory::{TrajectoryVector, VECTOR_DIM};
 

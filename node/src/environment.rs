@@ -9,6 +9,10 @@
 //! The search never looks inside actions: an environment's `Action` type is opaque to it,
 //! which lets simulated sites use plain integers and the browser use
 //! [`forager_protocol::Action`].
+//!
+//! A [`Candidate`] carries its prior, risk class, stable key, the target's location when known
+//! and its `why`; errors are [`EnvError`] variants the engine acts on (retry, recover, prune).
+//! A worker gets its environments from a [`crate::factory::EnvFactory`].
 
 use forager_protocol::artifact::Digest32;
 use forager_protocol::trajectory::Cost;

@@ -2,6 +2,12 @@
 //! it names without quotes (dates, times, amounts, codes), the positions it points at ("the 3rd
 //! textbox", "the last word") and the letter case it asks for. The default policy turns these
 //! into fill values and priors; nothing here decides success.
+//!
+//! A [`GoalReading`] also holds the names a goal gives inside a sentence and its handles
+//! ("posts by @aliquam"), which of them are senders ("the email from Caprice", "Lucie's email")
+//! and so which are recipients ([`GoalReading::recipient`]), whether it passes an item on
+//! ([`GoalReading::passes_on`]: "give Etheline the email from Doria"), whether it points at text
+//! the page shows (`shown_text`), and values given under a label (`labelled`: "from: LIH to: …").
 
 /// A string quoted in the goal and the words just before it (`the username "kenda"`).
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -15,9 +15,11 @@
 //!
 //! Retention: successes are the memory and are all kept; failed rollouts are kept for peers
 //! that sync only up to [`Retention::failures`], the oldest dropped first (from memory at
-//! once, from the log when it is compacted). The log is rewritten with what is held when
-//! more than half of it is dropped entries (at open, and while running), so neither memory
-//! nor disk grows with the failures of every task a node ever ran.
+//! once, from the log when it is compacted; `forager node --keep-failures`, default 4,096).
+//! The log is rewritten with what is held (beside, synced, renamed) when its dropped part
+//! passes its live part plus 4 MiB (at open, and while running), so neither memory nor disk
+//! grows with the failures of every task a node ever ran; the counter
+//! `forager_node_replica_dropped_total` counts what was dropped.
 
 use crate::memory::{Recall, Recalled};
 use dashmap::DashMap;

@@ -9,6 +9,10 @@
 //!
 //! The default policy lifts their priors and offers the counted presses; which item and which
 //! control is right is still for the page to tell.
+//!
+//! The candidates are built in `policy/candidates.rs`: the same control of each such item in one
+//! `Action::Check` (no more items than [`goal_count`] says), and where the goal counts, one
+//! pressed that many times (`Action::Repeat`); their lift is `item_named` in `policy/signals.rs`.
 
 use std::collections::HashMap;
 

@@ -12,6 +12,12 @@
 //! plausible ones among them are tried first) and uses the
 //! vote as the replay bonus R in the score. Memory from another site never votes: the family
 //! keys it, and location and page family must match too.
+//!
+//! [`Recall`] finds the trajectories: [`FlatMemory`] by brute force, the replica
+//! (`crate::index`) by HNSW. A vote is weighted by goal similarity ([`GOAL_FLOOR`] → 0,
+//! [`GOAL_SURE`] → 1) and counts [`FAMILY_MATCH`] where only the page's family matches;
+//! [`raise_priors`] multiplies a voted prior by 1 + [`MEMORY_BOOST`] × the vote, so a remembered
+//! action the eyes find implausible is still not tried first.
 
 use crate::embed::text_features;
 use crate::environment::StateInfo;

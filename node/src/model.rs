@@ -8,6 +8,11 @@
 //! nothing. Texts are truncated to [`MAX_TOKENS`] tokens. The model's identity is the SHA-256 of
 //! its weights ([`SentenceModel::digest`]): peers that embed with different models must not mix
 //! their vectors.
+//!
+//! `scripts/install-model` installs the default after a SHA-256 check of its files. Texts are run
+//! 32 to a batch; the cache can also live on disk ([`SentenceModel::attach_disk_cache`]: an
+//! append-only `<digest>.vectors` file, a torn record cut at load, at most [`DISK_CACHE_LIMIT`]).
+//! [`user_data_dir`] is forager's per-user folder (`$XDG_DATA_HOME/forager`).
 
 use crate::encoder::{BertConfig, BertEncoder};
 use forager_protocol::digest::Digest32;

@@ -8,9 +8,30 @@
 //! text). The two are mixed by taking the larger: the n-grams keep exact names, quoted strings
 //! and identifiers sharp, the model hears a goal in other words. The model's texts of one page
 //! are embedded in one batch ([`Policy::prepare`], on a blocking thread) before the proposals
-//! are made. Forms are proposed whole ([`Action::FillForm`]): each field gets the task input (or quoted string from the goal) whose name best matches the field's label,
-//! placeholder or type, and the form is submitted. Links to origins the task does not allow are
+//! are made. Forms are proposed whole ([`Action::FillForm`]): each field gets the task input
+//! (or quoted string from the goal) whose name best matches the field's label, placeholder or
+//! type, and the form is submitted. Links to origins the task does not allow are
 //! never proposed, whatever the page says: page text is untrusted input.
+//!
+//! A control's prior is the larger of the model's similarity (cosine 0.15 → 0, 0.6 → 1:
+//! `MODEL_FLOOR`, `MODEL_SURE`) and the square of its n-gram affinity (weak n-gram matches are
+//! noise; exact names still win). Values for fields come from the task's inputs, the goal's
+//! reading (`crate::goal`) and the page's own values whose label the goal names. Controls that
+//! leave the task's course get a fraction of their prior (`keeps_course`: theme and language
+//! switches, links out of the start URL's folder, reloads, skip links); one that would end the
+//! session is refused unless the goal asks ([`would_end_session`], [`goal_ends_session`]).
+//! Credentials go only into fields made for them (`forager_protocol::credential`).
+//!
+//! Where each rule lives: `candidates.rs` builds every kind of candidate from one reading of the
+//! page; `signals.rs` names and combines the signals; `families.rs` holds a benchmark family's
+//! rules; `fill.rs` gives values and their fields; `precise.rs` fills a form with only what the
+//! goal names; `progress.rs` measures how far a page is; `plan.rs` scores a page against the
+//! goal's plan; `terminal.rs` reads a terminal; `field_kind.rs` tells kinds of field apart. Each
+//! rule's detail is in its item's doc.
+//!
+//! Invariant: no rule inside a candidate builder changes an affinity by itself. A new reading of
+//! the page is a signal in `signals.rs`, with its name, what it reads, a unit test and a line in
+//! `docs/signals.md` (a test checks that the docs list every signal).
 
 mod candidates;
 mod families;

@@ -5,6 +5,9 @@
 //! resolves to the element (nothing found, or an element of another name), the next is tried. Fill values
 //! that come from the task's inputs stay references to the input by name, so that a recorded
 //! trajectory or a compiled workflow never bakes in a secret.
+//!
+//! [`ActionShape`], what kind of action one is, lives here, below the `risk` and `submit`
+//! classifiers that read it.
 
 use serde::{Deserialize, Serialize};
 use std::fmt;

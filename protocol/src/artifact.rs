@@ -15,6 +15,10 @@
 //! ([`TrajectoryDocument::to_json`]), so that no byte of it can change without a check failing.
 //! Checking needs peer ids (libp2p), so the checks live in the queen crate; this module holds
 //! the format and the pure pieces.
+//!
+//! Also here: [`Attestation`], a message exactly as a peer signed it (canonical bytes, key,
+//! signature); the `--keep-all` file (`rollouts.json`, [`RolloutsDocument`]) and
+//! [`rollout_steps`], the path to one node of a signed tree.
 
 use crate::codec::{self, CodecError};
 pub use crate::digest::Digest32;

@@ -17,6 +17,11 @@
 //! [`capsule_digest`]).
 //!
 //! [`totp`] computes RFC 6238 one-time codes for a login's second factor.
+//!
+//! [`SignedCapsule::check`] needs no secret (signature, version, validity, revocations, expiry);
+//! [`SignedCapsule::open`] then derives the key and opens the seal, each fault a [`CapsuleError`].
+//! A task carries the opened session (`TaskSpec::session`) and a record of the capsule
+//! (`TaskSpec::capsule`), neither part of its id. See `docs/capsule.md`.
 
 use crate::codec::{CodecError, canonical_bytes, decode_body};
 use crate::consent::{SignedRevocation, revoked_at};

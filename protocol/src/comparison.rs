@@ -4,6 +4,10 @@
 //! browser's filter row (a column list, an operator list, a value field) is filled from them;
 //! the same reading says which option of an operator list a comparator is. Nothing here
 //! decides success.
+//!
+//! A name the goal places things in ("the countries of South America", "cities in Peru") is an
+//! equality with no comparator said, whose column only likeness tells. Re-exported by `node`
+//! (`forager_node::comparison`), where the eyes fill filter rows with it.
 
 use crate::amount::{MAGNITUDES, magnitude, number, written};
 

@@ -5,14 +5,18 @@
 //! prefix of actions that leads to it, the action, its class). `forager approve` turns one of
 //! those into a [`Consent`] signed by the user's key (kept apart from peer keys): it names the
 //! task, the origin, the prefix and the action (each with its locators, label and key: the
-//! label's stable hash, which is what is matched), the class it was seen at, and an expiry. A task carries its consents
-//! to the nodes; the search may then execute exactly that action at exactly that prefix, at
-//! that class or below. Everything else above the ceiling still stops.
+//! label's stable hash, which is what is matched), the class it was seen at, and an expiry. A
+//! task carries its consents to the nodes; the search may then execute exactly that action at
+//! exactly that prefix, at that class or below. Everything else above the ceiling still stops.
 //!
 //! A consent is checked as a whole before use ([`SignedConsent::check`]): the signature (by
 //! the key it names, `verify_strict`), the task, the origin, the expiry, and the revocations
 //! the caller knows of. A [`Revocation`] is signed by the same user key and names the consent
 //! by the digest of its canonical encoding.
+//!
+//! The check also refuses another version and a validity over [`MAX_CONSENT_SECS`] (90 days);
+//! [`Consent::permits`] matches the prefix's keys, the action's key and the class. A task carries
+//! its consents in `TaskSpec::consents`, which `TaskId::of` leaves out. See `docs/consent.md`.
 
 use crate::action::Action;
 use crate::codec::{CodecError, canonical_bytes};

@@ -12,6 +12,10 @@
 //! The snapshot format is `role "name" key=value …`, one element a line; the normaliser drops
 //! the keys in [`TRANSIENT_KEYS`]. The hash is SHA-256 (an adversarial page must not be able to
 //! collide two states), truncated to 128 bits.
+//!
+//! Also the fingerprint *family* ([`family`]: the URL path with digits masked, the headings, the
+//! form names: the kind of page a workflow step expects, which a reproduction compares) and the
+//! page's [`main_heading`].
 
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};

@@ -8,6 +8,13 @@
 //!
 //! An API key is never part of a task: each process reads it from its own environment
 //! ([`ModelEndpoint::api_key_env`]), so a task file, a journal or a peer never holds one.
+//!
+//! [`ModelSettings`] (`TaskSpec::model`) names the small and large tiers, their prices, the token
+//! and money budgets and the call timeout; [`ModelUsage`] (in `Metrics::model` and in every
+//! branch's, expansion's and reproduction's counters) says per tier and per use what was asked,
+//! cached, failed and spent, and `fell_back` why the tier stopped; [`Judge`] says whether a
+//! result was judged by predicates or by the model. A task without a success predicate is valid
+//! only with a model.
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;

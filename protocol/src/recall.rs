@@ -16,6 +16,13 @@
 //!
 //! Pure functions of their inputs: the queen's store (`forager_queen::memory`) keeps the
 //! records on disk, and the node replays the bound steps as a branch's prefix.
+//!
+//! A control's name made only of command words ("Add", "Save") is no value. Besides a goal that
+//! is the template ([`GoalTemplate::bind`]), a goal whose first part is
+//! ([`GoalTemplate::bind_first_part`]: "Log in as bob and …") and an alike goal's quoted values
+//! by position ([`GoalTemplate::bind_quoted`]) bind too. [`site_of`] names a workflow's site
+//! (origin and path, digits masked); [`quoted_spans`] is the one reader of a goal's quoted
+//! strings (`forager_node::goal` builds on it).
 
 use crate::action::{Action, FillValue, Locator, Sends, Target};
 use crate::digest::Digest32;

@@ -34,6 +34,8 @@
 //! load whose URL names a handler above it (`node`'s network gate), so a control that says it
 //! reads and then posts, or whose script navigates to `/item/3/delete`, is caught and re-rated
 //! ([`class_of_request`], [`class_of_url`]).
+//!
+//! [`allows_writes`] says which classes the gate lets send (2, an authenticated read, and up).
 
 use crate::action::{Action, ActionShape, Sends};
 use serde::{Deserialize, Serialize};

@@ -4,6 +4,14 @@
 //! rest. Every message travels as one [`Message`] inside a codec frame, so one size limit and
 //! one version check guard them all. Receivers decide on the signed numeric fields (rewards,
 //! fingerprints, costs), never on text a page or a peer wrote.
+//!
+//! The verification rules the queen and `forager verify` both apply are here too:
+//! [`FoundPath::reproducible_steps`] (every step on a site that replays writes, else those before
+//! the first write, by the higher of the finder's class and `risk::classify_action`),
+//! [`judge_reproduction`] (pages of the same family, the success predicates after a full
+//! reproduction; past the first write, the finder's evidence and the after-check) and
+//! [`verified_pages`]. A success path carries what its finder saw per step ([`StepSeen`]); the
+//! screenshots travel beside the signed report ([`ProgressAnswer`]). See `docs/verification.md`.
 
 use crate::action::Action;
 use crate::codec::{self, CodecError};

@@ -10,6 +10,10 @@
 //! Task inputs stay parameters: a fill says which input it types (`FillValue::Input`), and the
 //! values are given at replay (`--input NAME=VALUE`); no value is ever in the file. The compiler
 //! is a pure function of the trajectory, so `forager verify` can compile it again and compare.
+//!
+//! A file is read by `Workflow::from_json` (size, version, then `Workflow::validate`, which names
+//! the first bad field); `Workflow::check_inputs` refuses missing and unknown inputs by name.
+//! [`compile`] takes the task, the steps and the reproducer's pages.
 
 use crate::action::{Action, FillValue, Locator, Target};
 use crate::fingerprint::{Fingerprint, mask_digits};

@@ -9,6 +9,15 @@
 //! decided is appended after every event handed to it, before anything more is answered or
 //! sent, and a restarted queen resumes from it ([`start`] reads every unfinished journal
 //! first).
+//!
+//! Three `JoinSet`s own the actor's work: the requests to nodes, the artifact writes (a task is
+//! reported done only after its files are written) and the reads of a finished task's files for a
+//! client (`forager result`: plain names only, 512 KiB chunks). `Queen::shutdown` drops the
+//! requests in flight, lets those reads answer and waits for the writes. A task that ended with
+//! nothing in flight (`TaskRun::settled`) leaves the live table for the ended ones (the newest
+//! `QueenConfig::ended_in_memory`); older ones are answered from `result.json` in their folders,
+//! so `status`, `result` and a resubmission of the same task work after a restart too, and the
+//! queen's memory does not grow with every task it ran.
 
 use crate::config::QueenConfig;
 use crate::journal::{Journal, JournalEvent, Recovered};

@@ -6,6 +6,11 @@
 //! the steps, the hash chain link by link, the file itself against its canonical rendering, and
 //! every other file against its digest. The first failed check is reported with the file it is
 //! about and its name.
+//!
+//! A passing task's files are written in this order, each later one naming the earlier ones'
+//! digests: `rollouts.json` (`--keep-all`), `workflow.json`, the step screenshots, `report.html`,
+//! and last the signed `trajectory.json`. The writing is the task's `ArtifactJob`
+//! (`task/finishing.rs`), on a blocking thread.
 
 use crate::journal::TaskDir;
 use ed25519_dalek::{Signature, SigningKey, VerifyingKey};

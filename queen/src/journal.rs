@@ -2,6 +2,11 @@
 //! flushed as it happens (`<data>/tasks/<task id>/events.jsonl`). It is the task's event log
 //! for users (assignments, reassignments, reports, successes, verifications) and what a
 //! restarted queen resumes from. A torn last line (a crash mid-write) is ignored.
+//!
+//! Input values are never in the journal: they go to `inputs.json` beside it (mode 0600), which a
+//! resuming queen reads. The result is written atomically beside it ([`RESULT_FILE`]); [`TaskDir`]
+//! is the task's folder as a handle the artifact job writes through off the actor. The events are
+//! documented for users in `docs/events.md`.
 
 use forager_protocol::artifact::Attestation;
 use forager_protocol::result::RunResult;

@@ -10,6 +10,15 @@
 //! used records go. The queen's actor recalls and notes outcomes; the artifact writer adds a
 //! pass's workflow; each touches its own files (a rename makes every write whole), so no lock
 //! is needed.
+//!
+//! The folder is `<memory>/workflows/` ([`WORKFLOWS_DIR`]: `explore`'s memory folder, or
+//! `DATA/workflows` for `forager queen`). [`WorkflowMemory::recall`] takes a record of the task's
+//! site, not retired, within the task's ceiling, whose template the goal fills (or that is alike,
+//! [`ALIKE_COSINE`], and binds its quoted values): the one that worked most, then the newest. A
+//! pass that is a recalled workflow's own steps is not remembered again. Bundles for `forager
+//! memory export|import` are signed (`Domain::Memory`); an import checks size, signature,
+//! version, the embedder and every workflow's shape, and refuses the whole bundle by name on the
+//! first fault.
 
 use forager_node::memory::GoalEmbedder;
 use forager_protocol::action::Action;

@@ -9,6 +9,10 @@
 //! page each step reached), and tries the shorter path as one more branch, replayed like a
 //! remembered workflow. Nothing is trusted: the shorter path is published only when a node
 //! reaches the success by it and a second node reproduces it, like any other success.
+//!
+//! Only a path that may be executed again whole (no write a site must not see twice) gets one. The
+//! shortcut branch is assigned at once beside the reproduction, and the longer success is held
+//! until it answers.
 
 use forager_protocol::risk::RiskClass;
 use forager_protocol::wire::{FoundPath, WireCandidate};

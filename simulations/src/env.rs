@@ -4,6 +4,8 @@
 //! each executed action above the task's ceiling in [`Counters::unsafe_actions`], so that a
 //! search that let one through would be caught. Nondeterminism and latency are drawn from a
 //! seeded generator, so a run is repeatable.
+//!
+//! A site's lookup tables (`SiteTables`) are built once and shared by every environment on it.
 
 use crate::site::{SimState, Site, SiteTables};
 use forager_node::environment::{Candidate, EnvError, Environment, StateInfo, Step};

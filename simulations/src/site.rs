@@ -9,6 +9,9 @@
 //!
 //! Every site knows its optimal path length: a breadth-first search over (page, logged in)
 //! states using only actions at or under the default risk ceiling, without glitches.
+//!
+//! Action labels are classified by `forager_protocol::risk`, the classifier the browser uses. A
+//! site's lookup tables ([`SiteTables`]) live with the site, which its environment reads.
 
 use forager_node::embed::{action_key, text_features, text_similarity};
 use forager_node::environment::Candidate;

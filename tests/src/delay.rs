@@ -2,6 +2,9 @@
 //! in order: the link delay `tc netem` would add, for kernels without `sch_netem` (this
 //! machine's). Loss is not emulated: over TCP it shows up as retransmission delay, which a
 //! relay cannot reproduce faithfully.
+//!
+//! [`DelayRelay`] runs on loopback (the cluster bench's `--delay`); [`ThreadRelay`] runs on a
+//! thread of its own that entered a host's network namespace (`Lab::delay_relay`).
 
 use rand::{RngExt, SeedableRng};
 use std::net::SocketAddr;

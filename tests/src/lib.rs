@@ -16,6 +16,13 @@
 //! The tests themselves are in `tests/tests/` (one binary, `e2e`: each file a module), the
 //! benches in `tests/benches/`; `tests/tests/module_graph.rs` checks the shape of every
 //! crate's source (no import cycles, complete `# Layout` sections).
+//!
+//! Also here: [`require`] (a test that needs what the machine lacks fails with the reason, unless
+//! [`SKIP_VARIABLE`] names the capability: no test passes by returning early),
+//! [`assert_no_chromium_left`] (no Chromium process, live or zombie, with a test's profile
+//! prefix), and the lying node the cluster tests set against the queen ([`answer_as_liar`],
+//! [`claiming`]). [`forager`] gives each run of the binary its own `TMPDIR`, and finds it empty
+//! and no Chromium left afterwards.
 // These helpers are synchronous (they wait for processes on the test thread): a blocking
 // sleep is their poll interval.
 #![allow(clippy::disallowed_methods)]

@@ -1,6 +1,14 @@
 //! Fixture websites for end-to-end tests, each a real HTTP server on 127.0.0.1 (an ephemeral
 //! port, so each is its own origin), with counters the tests read (orders placed, hits on a
 //! canary origin).
+//!
+//! The fixtures: `shop` (orders counted), `docs` (370 pages with decoys), `gated` (a login-gated
+//! area), `detour`, `wizard` (a form wizard with validation), `workshop` (renames its classes,
+//! reorders its lists and renames a button between explore and replay), `tour_site` (ten steps),
+//! `random` (random and timer-driven content), `hostile` and its `canary` origin, `records`
+//! (GET filter forms, links that delete, a "Show more" that posts, a tracker's login form); in
+//! `sites/`: `dynamic` (the MiniWoB++ patterns), `components` (shadow roots and a frame),
+//! `own_writes` (pages that write on their own), `cms` (a CMS admin).
 
 mod cms;
 mod components;

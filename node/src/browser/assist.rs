@@ -7,6 +7,14 @@
 //!
 //! Answers are remembered per page here (a page judged or ranked once is not asked about
 //! again by this environment) and on disk by the tier (by the whole question).
+//!
+//! The verdict: the start page, an HTTP error or a browser error page is no success and costs no
+//! call; the small tier judges, a large tier of its own confirms a success. The validator's second
+//! tier: a submit-shaped step whose pre-pass is inconclusive is read before and after by the small
+//! tier. A ranking lifts the chosen candidate (`MODEL_CHOICE_SHARE`), its why naming `model`. A
+//! recovery, when the task's last actions in this process reached at most two pages
+//! (`ModelTier::stuck_now`, at most `router::MAX_RECOVERIES` per task and process), asks the
+//! large tier and lifts its steps (why `recovery`).
 
 use crate::environment::Why;
 use crate::llm::ModelTier;

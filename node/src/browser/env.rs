@@ -1,11 +1,25 @@
 //! Headless Chromium as an [`Environment`].
 //!
 //! Each environment is one worker's view of the node's browser: it owns tabs (an isolated
-//! context and page each), one of which is current. Restoring a state first looks for a live
-//! tab kept at that state (the page cache, bounded, least recently used evicted); only on a miss
-//! does it open a fresh context and replay the prefix from the start URL, checking every
-//! fingerprint. A prefix that contains a write (risk class 3 or more) is never replayed unless
-//! the task declares the site resettable: the server would see the write twice.
+//! context and page each), one of which is current, and keeps live tabs at the states it
+//! reached (the page cache, bounded, least recently used evicted). A restore walks the cheapest
+//! live tab: history back to the common ancestor (only over steps that loaded a document),
+//! verified by fingerprint, then forward by replay; only when no tab can get there does it take
+//! a fresh context (a spare opened in the background) and replay the prefix from the start
+//! URL, checking every fingerprint. A prefix that contains a write (risk class 3 or more) is
+//! never replayed unless the task declares the site resettable: the server would see the write
+//! twice; a tab holding the only copy of such a state is never walked back past the write and
+//! is evicted last.
+//!
+//! Every act and restore races a watch on the browser's process (`DEATH_WATCH`, 250 ms), so a
+//! killed browser fails the step at once as `Crashed`, and `recover` lets go of the dead tabs
+//! without asking the dead browser to close them. A page that offers "Log out" is logged in
+//! (`StateInfo::logged_in`); a step that loses that is `session_lost`. A click that changes
+//! only how the page looks (a theme the goal does not ask for) or which fields are marked
+//! invalid is no progress: the tab stays at its state.
+//!
+//! `factory.rs` makes the worker's environments ([`ChromiumFactory`]); `writes.rs` keeps the
+//! evidence of writes and claims them from the queen; the model tier's help is `assist.rs`.
 
 mod factory;
 mod writes;

@@ -18,6 +18,16 @@
 //! Page scripts live in `js/`: `observe.js` (the DOM walk behind every observation),
 //! `act.js` (locator resolution and field helpers), `prelude.js` (roles, accessible names, CSS
 //! paths), `init.js` (determinism), `settle.js`, `predicates.js`.
+//!
+//! The scripts run in chromiumoxide's isolated world (the page cannot tamper with them), except
+//! `init.js`, which must replace the page's own `Math.random`, clock and timers. `observe.js`
+//! generates and `act.js` resolves the `Near` and `InItem` locators with the same walks
+//! (`prelude.js`'s `ANCHORS`, `anchorText`, `nearTarget`, `keyedItemOf`, `itemKeys`): change one,
+//! change the other. Every script walks the same trees (`prelude.js`'s `ROOTS`: the document, each
+//! open shadow root, each same-origin frame's document); a closed shadow root and a cross-origin
+//! frame are not ours to read. What each reading of a page does (terminals, scrolling boxes, the
+//! text digest of the application's part of the page, names from class words and colours,
+//! labels, items and columns, click points) is written beside it in the scripts.
 
 mod assist;
 mod env;

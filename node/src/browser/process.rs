@@ -13,6 +13,16 @@
 //! folders, the next forager that launches a browser in the same place removes: each profile
 //! holds `forager.lock`, locked (`flock`) by the process that owns it, and a profile whose lock
 //! can be taken has no living owner ([`sweep_stale_profiles`]).
+//!
+//! A start that exits or stalls before it announces its DevTools endpoint is tried once more.
+//! Shutting down (or dropping) a [`BrowserProcess`] waits, at most [`GROUP_EXIT_LIMIT`], until
+//! every process of the group and of its profile (the crash handler leaves the group) is gone,
+//! and removes the profile
+//! and the directory of Chromium's single-instance socket, which Chromium makes under `$TMPDIR`
+//! and removes only on a clean exit (`remove_singleton_dir`). The binary is a child subreaper
+//! ([`adopt_orphans`]) and reaps what is left before it exits ([`reap_orphans`]). The
+//! parent-death signal is set between fork and exec (`die_with_this_thread`), the workspace's
+//! one `unsafe` block.
 
 use chromiumoxide::Browser;
 use futures::StreamExt;

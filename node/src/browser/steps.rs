@@ -1,6 +1,10 @@
 //! What the search's environment and the workflow replayer both do on a tab: carry out one
 //! action (resolving targets along their locator chains, typing inputs by name, settling
 //! after), and check a task's success predicates.
+//!
+//! Every action of the search, of a verification's replay and of `forager replay` goes through
+//! `perform_gated` (the network gate set for the action's class), which returns the `Heal` when a
+//! fallback locator found the target.
 
 use super::tab::{OriginGuard, Tab};
 use crate::environment::EnvError;

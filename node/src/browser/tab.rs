@@ -5,6 +5,16 @@
 //! that lets through only the task's origins (everything else fails with `BlockedByClient`
 //! before it leaves the browser, and is logged); listeners for console errors, exceptions,
 //! dialogs and renderer crashes. Every CDP call runs under a timeout.
+//!
+//! The network gate (`network.rs`): [`Tab::begin_action`] opens it to the class of the action
+//! about to run and [`Tab::end_action`] closes it, so between actions no write leaves.
+//! [`Tab::input_effects`] reads what real input set going (handler runs, random draws): an action
+//! that ran handlers but changed nothing visible is told apart from one that reached nothing.
+//! [`Tab::settle`] waits for the document, its element count, the images it is loading (not lazy
+//! ones) and the timers real input set that are due within a second (`init.js`), within the
+//! settle limit. [`Tab::mount`] puts a capsule's session into the context and
+//! [`Tab::capture_session`] takes one. Input is in `input.rs`; roles and names from the
+//! accessibility tree in `accessibility.rs`.
 
 mod accessibility;
 mod input;

@@ -2,6 +2,8 @@
 //! a question asked before (a page seen before, a second run of a task) costs nothing. One
 //! small JSON file per answer under two-hex-digit folders, written to a temporary file and
 //! renamed, so a crash leaves either the old answer or the new one.
+//!
+//! The folder is `$FORAGER_MODEL_CACHE`, else the per-user data folder's `model-cache/`.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;

@@ -2,6 +2,9 @@
 //! go to a model tier. The rules decide when they are confident (a clear first candidate);
 //! the small tier ranks a flat shortlist; the large tier is kept for recovery and for
 //! confirming a verdict of success. Pure functions: the environment asks, these answer.
+//!
+//! [`route_priors`]: the rules when the first prior leads the second by [`CLEAR_LEAD`], else the
+//! small tier over the first [`SHORTLIST`]; [`stuck`]: the last actions reached at most two pages.
 
 use forager_protocol::llm::Tier;
 

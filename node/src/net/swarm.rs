@@ -7,6 +7,9 @@
 //! lower the sender's peer score), request-response over [`MessageCodec`], identify (whose
 //! agent string says whether a peer is a node, a queen or a client), and mDNS discovery, off
 //! unless [`NetworkConfig::mdns`] asks for it (it multicasts on every non-loopback interface).
+//!
+//! Only a [`Role::Node`] joins the trajectory topic: a queen or a client has no memory to fill,
+//! and would reject honest rollouts as `wrong_dimension` and score their authors down.
 
 use super::codec::{MessageCodec, PROTOCOL};
 use super::identity::NodeIdentity;

@@ -3,6 +3,10 @@
 //! authored the gossip message), dimension, finite values, unit norm, reward range, a rate
 //! limit per peer, and replays (an origin's sequence number seen before). Every rejection is
 //! counted by its named reason; the swarm turns rejections into peer-score penalties.
+//!
+//! A vector of another dimension is `wrong_dimension`, one of another model of the same dimension
+//! `other_embedder`; a node asked to sync by a peer with another embedder refuses with
+//! `RefusalReason::OtherEmbedder` (in the worker).
 
 use super::identity::peer_id_of;
 use forager_protocol::codec::CodecError;

@@ -2,6 +2,12 @@
 //! the task's inputs, the goal's values, values the page shows that the goal points at) and
 //! the ways to assign them to a form's fields ([`DefaultPolicy::assignments`]), each with how
 //! well it fits. A credential goes only where one is asked for (`credential.rs`).
+//!
+//! An assignment is one of: one field (`one_field`), the goal's spare words in fields no value
+//! fits (`spare_plans`), a search box (`search_box_fills`), or each value where it fits best
+//! (`greedy`). Values go where they fit best first (at least `FITS`); a labelled value goes to the
+//! field of its label; a value the goal spells that no field fitted is tried in the fields
+//! nothing fits, first where a field's name asks for a number (at most `MAX_LEFTOVER_PLANS`).
 
 use super::*;
 

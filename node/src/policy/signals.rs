@@ -14,6 +14,13 @@
 //! [`PageParts`]), put it in [`CLICK_SIGNALS`] (or [`PAGE_SIGNALS`]) with its name and what it
 //! reads, and give it a unit test beside the others below. Rules that know one benchmark's
 //! task family live in `families.rs`.
+//!
+//! A page's value is multiplied by `MISPLACED_VALUE_FACTOR` for each field labelled for one of
+//! the goal's values that holds another. For each executed action the browser environment notes
+//! its rank among the candidates the search could take and its top signals
+//! (`forager_protocol::result::StepWhy`), which travel to the queen beside the step and into
+//! `result.json`, the journal and the report; pass@1 is a passing path whose every step was rank
+//! 1 (`RunResult::first_choice_path`).
 
 use super::families;
 pub(super) use super::{ClickPage, Lift, NAMED_AFFINITY};

@@ -5,6 +5,10 @@
 //! outcome back. A crashed environment is recovered and its job retried, up to
 //! [`SearchConfig::max_crash_retries`] consecutive crashes; the deadline is checked after
 //! every job.
+//!
+//! A diverged replay or a transient page is tried up to three times (`ATTEMPTS`) before the job
+//! fails. A rollout draws by prior (uniformly in a playout), skips candidates above the ceiling
+//! or refused, and never picks again an action that left its page as it was (a square taken).
 
 use super::tree::{Job, JobOutcome, NodeId, Plan, RolloutStep, Search, WorkerId};
 use super::{Finish, SearchConfig, SearchReport};

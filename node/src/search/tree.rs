@@ -1,4 +1,30 @@
 //! The search tree and its planner: no I/O, deterministic for a given seed and job order.
+//!
+//! [`Search::plan`] selects by the score (virtual loss included), widens in prior order, turns
+//! candidates above the ceiling into `approval_required` prunes and returns a [`Job`];
+//! [`Search::complete`] attaches the child, prunes it when it must (`pruning.rs`; a success is
+//! never pruned), evaluates it (value hint or rollout) and backs up. A pruned child still costs
+//! its parent a visit (the parent's own mean is backed up), so a node whose actions all reach
+//! known states is not chosen again and again. Beyond plain UCT:
+//!
+//! - first-play urgency (`SearchConfig::first_play_urgency`, on for resettable tasks): a fresh
+//!   candidate counts as [`FIRST_PLAY_VISITS`] visits worth its node's mean, so a child that
+//!   clearly raised the value is followed before the allowance goes to its alike siblings;
+//! - commuted orders last (`put_uncommuted_first`): a candidate whose other order the tree holds
+//!   (B then A, when A then B was tried) moves behind the rest (`SearchMetrics::commuted_later`);
+//! - a hidden change (handlers ran, the fingerprint did not move) stays open for
+//!   [`MAX_HIDDEN_CHAIN`] steps, [`MAX_ROLL_CHAIN`] when the handlers drew random numbers (a die
+//!   thrown again), and so does a detour of at most [`MAX_DETOUR`] steps back past a failure;
+//! - states and locations other branches reached (`learn_states`, `learn_locations`) count as
+//!   transpositions at the same or a smaller depth; a link to a known location is deferred and by
+//!   default never tried (`SearchConfig::try_known_targets`);
+//! - a node whose actions reached [`COPY_AFTER_KNOWN`] transpositions and nothing new closes as a
+//!   copy, its untried candidates dropped (`SearchMetrics::copies_closed`);
+//! - a flat node (a wordless page whose [`FLAT_MIN_CHILDREN`] children are valued within
+//!   [`FLAT_SPREAD`] of it: a game's board) gets a uniform playout of up to [`FLAT_PLAYOUT_DEPTH`]
+//!   steps after each action tried there; a playout that ends in a dead end values the action 0.
+//!
+//! Measured effects: `simulations/results/README.md`.
 
 mod pruning;
 

@@ -1,5 +1,14 @@
 //! Searching a branch: checking its search out, restoring its root, running the tree for the
 //! assignment's budget, and reporting what it found.
+//!
+//! `reach_branch_root` replays the known part of the prefix and executes the rest; for a
+//! remembered workflow (`BranchAssignment::workflow`) a step that cannot be taken or leads nowhere
+//! makes the last page reached the branch root, and the search goes on from there. A branch whose
+//! page another branch already owns is given up at once as exhausted. The signed report carries
+//! the numbers the queen bounds: visits, value, actions, newly known locations and states, prunes
+//! by reason, page-cache and model counters, successes with what was seen per step, the tree's
+//! new part. A root that, reached with a mounted capsule, asks to log in again reports
+//! `session_ended`, and the queen ends the task `session_expired` at once.
 
 use super::branches::{Branch, BranchState, Branches, CheckedOut, Checkout, check_in};
 use super::consent::{check_capsule, consented_for, refused_at_the_network, unconsented_prefix};

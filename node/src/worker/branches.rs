@@ -1,5 +1,9 @@
 //! Branch searches a node keeps between assignments, and the environment that restores a
 //! branch's root before the search below it.
+//!
+//! A search is checked out while it runs (a second assignment of the branch meanwhile is refused
+//! `busy`) and checked in after; beyond `MAX_BRANCHES` (8) the least recently used is dropped. A
+//! branch still checked out when its task is released is dropped when it comes back.
 
 use crate::environment::{EnvError, Environment, StateInfo, Step};
 use crate::search::Search;

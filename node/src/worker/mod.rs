@@ -10,6 +10,13 @@
 //!
 //! Branch searches are kept per (task, branch) between assignments, so a node given the same
 //! branch again continues its tree instead of starting over.
+//!
+//! The loop owns its tasks in `JoinSet`s. A request that needs a worker takes a permit before its
+//! task is spawned (`WorkerConfig::concurrency`); when none is free it is refused `busy`. Before
+//! an expansion or a branch search the task's goal is embedded and its memory recalled on a
+//! blocking thread. `Release` drops every branch search of an ended task. The jobs: `expand.rs`
+//! (the start page), `branch_search.rs` and `branches.rs` (a branch), `replay.rs` (a
+//! reproduction), `publish.rs` (gossip), `consent.rs` (what is checked before acting).
 
 mod branch_search;
 mod branches;

@@ -1,4 +1,7 @@
 //! Gossip: finished rollouts signed, published and stored in the local replica.
+//!
+//! Every finished rollout (its goal's vector; its trace of locations, page families and action
+//! keys) is signed, published on the trajectory topic and inserted into the local replica.
 
 use crate::index::Replica;
 use crate::net::{Network, NodeIdentity};

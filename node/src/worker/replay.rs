@@ -1,5 +1,10 @@
 //! Reproducing a path from scratch, step by step, and what each step saw (for the queen's
 //! verification and for a found path's evidence).
+//!
+//! A reproduction executes the first `reproduce` steps in a fresh environment (the site reset
+//! first when they write), compares each page's family with the finder's and names what differed;
+//! when the rest is attested, it loads the task's after-check page. It reports pages,
+//! screenshots and success.
 
 use super::consent::check_capsule;
 use super::sign;

@@ -7,6 +7,9 @@
 //! ([`forager_protocol::capsule`]) and written with mode 0600; `refresh` does the login again
 //! from the recipe the capsule keeps. `mount` opens a capsule for a task: everything is
 //! checked before a browser starts, and the session goes into the task only (never a file).
+//!
+//! `capture` searches the login on one local `ChromiumEnv` with `search::run` (no cluster);
+//! `recapture` is the one recovery of an `explore` that ended `session_expired`.
 
 use crate::BadInput;
 use crate::cli::{CapsuleSecretArgs, CaptureArgs, LoginArgs, RefreshArgs};

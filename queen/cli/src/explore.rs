@@ -1,4 +1,12 @@
-//! `forager explore`: one task, the embedded browser, the result document and exit status.
+//! `forager explore`: one task on an embedded cluster (`run.rs`), the result document and the
+//! exit status.
+//!
+//! The task is built and validated (`task_input::build_task`: exit 2 naming the first bad
+//! field); a precondition of the goal's plan the task cannot meet is said before a browser
+//! starts (`plan::report_for`: exit 1, with `plan.json`); the sentence model is loaded
+//! (`embedder::load`); `run::run_task` runs the task and its result is printed. A run that
+//! ends `session_expired` with a capsule gets one recovery: with the user key and the login's
+//! credentials the session is captured again, the capsule replaced and the task run once more.
 
 use crate::BadInput;
 use crate::cli::ExploreArgs;

@@ -1,6 +1,9 @@
 //! `forager`: the command-line program. Parses arguments, sets up logging, runs a command and
 //! maps its outcome to an exit status (0 success, 1 failing, 2 bad input). Errors are
-//! `anyhow` here, at the edge, and typed everywhere below.
+//! `anyhow` here, at the edge, and typed everywhere below. Each command gets one tokio runtime
+//! with `--runtime-threads` workers (default: the machine's cores); the commands that own
+//! browsers or serve catch Ctrl-C and SIGTERM from the start, and whatever is left of a browser
+//! is reaped before the process exits.
 //!
 //! # Layout
 //!

@@ -1,5 +1,9 @@
 //! The operator's commands against a running queen: `forager status`, `forager cancel` and
 //! `forager result`, and the client connection `forager submit` shares with them.
+//!
+//! [`QueenClient`] is the client connection. `forager result` fetches a finished task's folder in
+//! chunks, writes each file beside and renames it, then checks the folder as `forager verify`
+//! does: nothing fetched is trusted.
 
 use crate::BadInput;
 use crate::cli::{QueenAddressArgs, ResultArgs, StatusArgs, TaskOnQueenArgs};

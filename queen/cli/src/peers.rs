@@ -1,5 +1,11 @@
 //! `forager node`, `forager queen`, `forager submit` and `forager key`: the cluster over
 //! several processes (or machines).
+//!
+//! `node` starts a node on Chromium, or with `--sim SEED` on a generated site
+//! (`forager_simulations::cluster`); `queen` a queen on its data folder, resuming its unfinished
+//! tasks. With `--metrics ADDR` each serves Prometheus text built at each scrape from what the
+//! owners report (`forager_queen::metrics::serve`). A Chromium node first kills and removes
+//! whatever a previous run left in its `DATA/browsers` folder (`reap_stale_browsers`).
 
 use crate::BadInput;
 use crate::cli::{NodeArgs, PeerNetworkArgs, QueenArgs, SubmitArgs};

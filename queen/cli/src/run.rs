@@ -4,6 +4,12 @@
 //! `result.json`, `events.jsonl` (the queen's journal), `report.html`, and for a passing run
 //! `workflow.json`, `trajectory.json` and the step screenshots (`rollouts.json` with
 //! `--keep-all`).
+//!
+//! `run_task` spawns the queen (`forager_queen::cluster::spawn_queen`), then per node a browser
+//! pool, a `ChromiumFactory` and `spawn_node` (the nodes share one replica), waits until the
+//! queen sees them, submits the task to the queen and follows its status with a progress bar. The
+//! queen, the nodes and the browsers are shut down on one path whatever happened
+//! (`Embedded::shutdown`). A run directory used again runs the task again.
 
 use crate::BadInput;
 use forager_node::browser::{BrowserOptions, BrowserPool, ChromiumFactory, EnvOptions};

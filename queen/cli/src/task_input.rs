@@ -1,4 +1,7 @@
 //! Building a task from command-line flags and task files (TOML or JSON).
+//!
+//! `build_task` reads the flags and the task file into a `TaskSpec` and validates it: a bad field
+//! is `BadInput` (exit 2), named.
 
 use crate::BadInput;
 use crate::cli::TaskArgs;

@@ -18,6 +18,10 @@
 //!   distrust of a finder whose success never reproduces, the shortcut of a detour;
 //! - [`writes`]: the writes granted to nodes, each once per task, a resumed queen included;
 //! - [`finishing`]: when the task is over, its result, and the artifacts written off the actor.
+//!
+//! Tested in `tests.rs` with signed answers from fixed keys and the clock paused, and by property
+//! tests: no branch on two nodes at once, no more actions given than the budget, no pass without
+//! a reproduction by a node other than its finder.
 
 mod assignment;
 mod finishing;

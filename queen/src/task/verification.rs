@@ -4,6 +4,13 @@
 //! distrusted for the rest of the task, a verifier's own trouble (a timeout, a crash) retried
 //! up to [`TRANSIENT_RETRIES`] times without counting against the path. A success that took
 //! a detour off the start page has its shortcut tried beside its reproduction.
+//!
+//! A verifier replays every step, or on a site not declared resettable those before the first
+//! write (`FoundPath::reproducible_steps`), comparing pages by family, then the after-check page
+//! if the task has one; reproduced, each step is `reproduced` or `attested`. A reproduced success
+//! waits while a shorter one does (`publish_held`: until none is left or the wall time is up), so
+//! of two nodes that race to the goal the fewer steps win whichever reported first. See
+//! `docs/verification.md`.
 
 use super::reports::bounded_model_usage;
 use super::{Branch, Phase, RequestFailed, Shortcut, TaskRun, signed_by};

@@ -1,5 +1,12 @@
 //! Writes: which steps write on a site that is not reset, the evidence a write left, the claim
 //! of a write from the queen before it runs, the task's reset command and after-check.
+//!
+//! On a site not declared resettable, the evidence of pages past a write (page digest and
+//! screenshot, taken when the step ran; the last `MAX_EVIDENCE`) is kept for the success's
+//! report. `ChromiumEnv::reset_site` runs the task's reset command (only with
+//! `EnvOptions::allow_reset`) before any replay of a path that writes; `ChromiumEnv::after_check`
+//! loads the task's after-check page. A write of class 4 or more runs only once the task's queen
+//! granted its key (`claim_write`, before anything is sent).
 
 use super::{ChromiumEnv, PageSummary};
 use crate::browser::tab::Tab;

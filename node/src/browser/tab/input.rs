@@ -1,5 +1,14 @@
 //! What a tab does on its page: clicks, hovers, fills, typing, suggestions, sliders, selects,
 //! scrolls and key presses, each through the action script (act.js) or CDP input events.
+//!
+//! A click moves the pointer over the target first and aims again until the target holds still
+//! (`HOVER_AIMS`): a hover may swap what is under the pointer. A fill into a key catcher (a
+//! terminal's hidden field) types key by key (`type_keys`, `Input.dispatchKeyEvent`).
+//! `Tab::fill_choosing` fills as a person does: where typing brought up a list with an entry that
+//! holds the typed text as whole words, it clicks the first such entry. `Tab::slide` moves a
+//! slider with the keyboard: `Home`, one arrow press to learn which number on the page moves and
+//! by how much, then the rest in presses, read back and corrected (`SLIDE_ROUNDS`,
+//! `MAX_SLIDE_KEYS`); it fails where no number moves or it stops short.
 
 use super::{ACT, LocatorIndex, PRELUDE, Tab, js_string, timed};
 use crate::environment::EnvError;

@@ -1,5 +1,11 @@
 //! What a tab's page may send: the origins it may reach, the network's log, and the gate that
 //! lets writes through only while an action that may write runs.
+//!
+//! Requests to other origins fail with `BlockedByClient` before they leave and are logged. While
+//! an action runs, a request other than `GET`/`HEAD`/`OPTIONS` passes only when the action's class
+//! allows writes (`risk::allows_writes`); refused writes are counted (`refused_writes`).
+//! `steps::perform_gated` turns a refused write into `EnvError::RiskUnderestimated`, and the
+//! environment re-rates the action's key for the rest of its run.
 
 use serde::Serialize;
 use std::collections::BTreeSet;
