@@ -177,7 +177,7 @@ pub fn start(network: Network, events: mpsc::Receiver<NetworkEvent>, config: Que
     };
     // Fire-and-forget by design: the actor ends on `Queen::shutdown` (which waits for it to
     // finish writing) or when every handle is dropped.
-    tokio::spawn(actor.run(events, inbox, internal_inbox));
+    forager_node::actor::spawn_detached("queen", actor.run(events, inbox, internal_inbox));
     Queen { commands }
 }
 

@@ -547,6 +547,41 @@ fn every_crate_layout_lists_its_modules() {
     );
 }
 
+/// No product crate starts a task and drops its handle: a task nobody awaits is started by
+/// `forager_node::actor::spawn_detached`, which logs its panic (a `tokio::spawn` statement
+/// whose handle is thrown away would end unseen). The `tests` package's own doubles (a fake
+/// node, an echo server, pipes drained) are test code and not held to it.
+#[test]
+fn no_task_is_spawned_and_forgotten() {
+    let mut forgotten = Vec::new();
+    for src in crate_sources() {
+        if src.parent().is_some_and(|member| member.ends_with("tests")) {
+            continue;
+        }
+        for (_, file) in module_files(&src) {
+            if file.ends_with("node/src/actor.rs") {
+                continue;
+            }
+            let text = std::fs::read_to_string(&file).expect("source readable");
+            for (number, line) in text.lines().enumerate() {
+                let statement = line.trim_start();
+                if ["tokio::spawn(", "tokio::task::spawn(", "spawn("]
+                    .iter()
+                    .any(|start| statement.starts_with(start))
+                {
+                    forgotten.push(format!("{}:{}: {}", relative(&file), number + 1, statement));
+                }
+            }
+        }
+    }
+    assert!(
+        forgotten.is_empty(),
+        "tasks spawned with their handle dropped (keep the handle, or use \
+         forager_node::actor::spawn_detached so that a panic is logged):\n{}",
+        forgotten.join("\n")
+    );
+}
+
 #[test]
 fn the_reader_finds_imports_in_groups_and_ignores_comments_and_strings() {
     let source = r#"

@@ -56,7 +56,7 @@ impl BrowserPool {
         let (commands, mut inbox) = mpsc::channel::<Command>(16);
         // Fire-and-forget by design: the task ends on `shutdown` or when the last handle is
         // dropped, and kills its browser (awaited) either way.
-        tokio::spawn(async move {
+        crate::actor::spawn_detached("browser pool", async move {
             let mut process: Option<BrowserProcess> = None;
             let mut generation = 0u64;
             while let Some(command) = inbox.recv().await {

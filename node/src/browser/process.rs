@@ -233,7 +233,7 @@ impl BrowserProcess {
         };
         // Keep draining stderr so Chromium never blocks on a full pipe. Fire-and-forget: it
         // ends when the pipe closes, that is when the process group is killed.
-        tokio::spawn(async move {
+        crate::actor::spawn_detached("chromium stderr", async move {
             while let Ok(Some(line)) = lines.next_line().await {
                 tracing::trace!(target: "chromium", "{line}");
             }

@@ -806,7 +806,7 @@ impl Tab {
         let (answer, mut answered) = tokio::sync::oneshot::channel();
         let limit = self.timeouts.navigation;
         // Fire-and-forget: bounded by `limit`; the answer is polled below.
-        tokio::spawn(async move {
+        crate::actor::spawn_detached("navigation", async move {
             let response = tokio::time::timeout(limit, page.execute(command)).await;
             let _ = answer.send(response.ok().map(|r| r.map(|r| r.result)));
         });

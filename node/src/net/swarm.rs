@@ -362,7 +362,7 @@ impl Network {
         };
         // Fire-and-forget by design: the actor ends on `shutdown` or when the last `Network`
         // handle is dropped, and owns nothing that outlives it.
-        tokio::spawn(actor.run());
+        crate::actor::spawn_detached("swarm", actor.run());
         Ok((Network { commands, local }, outbox))
     }
 
