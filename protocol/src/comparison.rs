@@ -55,6 +55,8 @@ const PHRASES: &[(&str, Comparator, bool)] = &[
     ("no less than", Comparator::AtLeast, true),
     ("not more than", Comparator::AtMost, true),
     ("not less than", Comparator::AtLeast, true),
+    ("more expensive than", Comparator::Greater, true),
+    ("less expensive than", Comparator::Less, true),
     ("more than", Comparator::Greater, true),
     ("greater than", Comparator::Greater, true),
     ("larger than", Comparator::Greater, true),
@@ -66,6 +68,8 @@ const PHRASES: &[(&str, Comparator, bool)] = &[
     ("smaller than", Comparator::Less, true),
     ("lower than", Comparator::Less, true),
     ("at most", Comparator::AtMost, true),
+    ("cheaper than", Comparator::Less, true),
+    ("dearer than", Comparator::Greater, true),
     ("over", Comparator::Greater, true),
     ("above", Comparator::Greater, true),
     ("exceeding", Comparator::Greater, true),
@@ -105,6 +109,21 @@ const FILLER: &[&str] = &[
     "a", "an", "the", "whose", "which", "that", "with", "who", "where", "are", "is", "have", "has",
     "of", "all", "show", "me", "list", "find", "only", "and", "or", "their", "its", "to", "in",
     "by", "for",
+];
+
+/// Phrases that compare prices: their comparison's subject is the price, whatever stands
+/// before them ("books cheaper than 15 euros").
+const PRICE_PHRASES: &[&str] = &[
+    "more expensive than",
+    "less expensive than",
+    "cheaper than",
+    "dearer than",
+];
+
+/// Words after a number that make it an amount of money ("15 euros", "20 USD").
+const CURRENCIES: &[&str] = &[
+    "dollar", "dollars", "usd", "euro", "euros", "eur", "pound", "pounds", "gbp", "yen", "francs",
+    "chf",
 ];
 
 /// Words that follow a value and finish the comparison ("5 million or more").
@@ -162,8 +181,23 @@ pub fn comparisons(goal: &str) -> Vec<Comparison> {
             .cloned()
             .collect();
         subject.reverse();
-        // "more than 5 million inhabitants": the word after a number says what it counts.
-        if is_number && let Some(next) = lower.get(end).filter(|w| !FILLER.contains(&w.as_str())) {
+        // An amount of money ("under $20", "15 euros") or a price phrase ("cheaper than")
+        // compares the price, whatever the words before it name (the listing: "books").
+        let currency = is_number
+            && lower
+                .get(end)
+                .is_some_and(|w| CURRENCIES.contains(&w.as_str()));
+        let price = PRICE_PHRASES.contains(&lower[i..i + length].join(" ").as_str());
+        let money = tokens.get(at).is_some_and(|t| t.money);
+        if is_number && (money || currency || price) {
+            subject = vec!["price".to_owned()];
+            if currency {
+                end += 1;
+            }
+        } else if is_number
+            && let Some(next) = lower.get(end).filter(|w| !FILLER.contains(&w.as_str()))
+        {
+            // "more than 5 million inhabitants": the word after a number says what it counts.
             subject.push(next.clone());
         }
         out.push(Comparison {
@@ -218,6 +252,8 @@ pub struct Token {
     pub text: String,
     /// Whether it was quoted.
     pub quoted: bool,
+    /// Whether a currency sign stood on it: an amount of money ("$20", "€5", "20€").
+    pub money: bool,
 }
 
 /// The goal's words without their punctuation, quoted strings whole; a clause's end (a comma,
@@ -238,6 +274,7 @@ pub fn tokens(goal: &str) -> Vec<Token> {
                     out.push(Token {
                         text: text.to_owned(),
                         quoted: true,
+                        money: false,
                     });
                 }
                 rest = &body[end + close.len_utf8()..];
@@ -252,12 +289,14 @@ pub fn tokens(goal: &str) -> Vec<Token> {
             out.push(Token {
                 text: trimmed.to_owned(),
                 quoted: false,
+                money: word.contains(['$', '\u{20ac}', '\u{a3}']),
             });
         }
         if word.ends_with([',', '.', ';', '?', '!', ':']) {
             out.push(Token {
                 text: String::new(),
                 quoted: false,
+                money: false,
             });
         }
         rest = &rest[end..];
@@ -403,11 +442,45 @@ mod tests {
         assert_eq!(c.value, "5000000");
         assert_eq!(c.subject, vec!["cities", "inhabitants"]);
         assert_eq!(one("books under 2.5k pages").value, "2500");
-        assert_eq!(one("orders of at least 10,000 dollars").value, "10000");
+        let c = one("orders of at least 10,000 dollars");
+        assert_eq!(
+            (c.value.as_str(), c.subject.clone()),
+            ("10000", vec!["price".to_owned()])
+        );
         assert_eq!(
             one("stars over 1.5 billion years old").comparator,
             Comparator::Greater
         );
+    }
+
+    #[test]
+    fn amounts_of_money_compare_the_price() {
+        for (goal, comparator, value) in [
+            ("Find the books under $20", Comparator::Less, "20"),
+            (
+                "Show the products cheaper than 15 euros",
+                Comparator::Less,
+                "15",
+            ),
+            (
+                "Which products cost more than $100?",
+                Comparator::Greater,
+                "100",
+            ),
+            ("games more expensive than 30", Comparator::Greater, "30"),
+            ("lamps over 49.99€", Comparator::Greater, "49.99"),
+            ("gifts below £10", Comparator::Less, "10"),
+        ] {
+            let c = one(goal);
+            assert_eq!(
+                (c.comparator, c.value.as_str()),
+                (comparator, value),
+                "{goal}"
+            );
+            assert_eq!(c.subject, vec!["price"], "{goal}");
+        }
+        // A number that is no amount keeps the word after it.
+        assert_eq!(one("books under 300 pages").subject, vec!["books", "pages"]);
     }
 
     #[test]

@@ -69,6 +69,32 @@ impl Act {
     }
 }
 
+/// States a listing is filtered by, in the goal's fixed words: the words, the field, the
+/// value as a page most often writes it, and its other spellings.
+const STATES: &[(&str, &str, &str, &[&str])] = &[
+    (
+        "out of stock",
+        "stock",
+        "out of stock",
+        &["sold out", "unavailable", "not in stock"],
+    ),
+    (
+        "sold out",
+        "stock",
+        "out of stock",
+        &["sold out", "unavailable", "not in stock"],
+    ),
+    (
+        "not in stock",
+        "stock",
+        "out of stock",
+        &["sold out", "unavailable", "not in stock"],
+    ),
+    ("in draft", "status", "draft", &["drafts", "unpublished"]),
+    ("drafts", "status", "draft", &["drafts", "unpublished"]),
+    ("unpublished", "status", "draft", &["drafts", "unpublished"]),
+];
+
 /// How a condition compares a field with its value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -409,6 +435,7 @@ impl Plan {
         reader.tagged();
         reader.field_nouns(act);
         reader.marked_as(act);
+        reader.states(act);
         let numbered = reader.numbered_record();
         let (mut object, modifiers, about) = reader.object(act);
         let record = match numbered {
@@ -1211,6 +1238,39 @@ impl Reader<'_> {
         }
     }
 
+    /// A record's state said in fixed words: "out of stock" (or "sold out"), "in draft" (or
+    /// "drafts", "unpublished"). What a listing is filtered by, not a record's name: a goal
+    /// that creates or edits leaves them to its other readers ("with 5 in stock").
+    fn states(&mut self, act: Act) {
+        if !matches!(act, Act::Find | Act::Sort | Act::Open) {
+            return;
+        }
+        for (words, field, value, alternatives) in STATES {
+            let words: Vec<&str> = words.split(' ').collect();
+            for i in 0..self.lower.len() {
+                let end = i + words.len();
+                if end > self.lower.len()
+                    || self.taken[i..end].iter().any(|t| *t)
+                    || self.lower[i..end]
+                        .iter()
+                        .map(String::as_str)
+                        .ne(words.iter().copied())
+                {
+                    continue;
+                }
+                let phrase = self.phrase(i..end);
+                self.take(i..end);
+                self.push(Condition {
+                    field: vec![(*field).to_owned()],
+                    operator: Operator::Equals,
+                    value: (*value).to_owned(),
+                    alternatives: alternatives.iter().map(|a| (*a).to_owned()).collect(),
+                    phrase,
+                });
+            }
+        }
+    }
+
     /// The object noun (singular), the free words before it (modifiers, with their
     /// positions), and where an "about …" description starts.
     fn object(&mut self, act: Act) -> (Option<String>, Vec<(usize, String)>, Option<usize>) {
@@ -1440,6 +1500,47 @@ mod tests {
         );
         assert_eq!(plan.conditions.len(), 2, "{conditions:?}");
         assert!(plan.preconditions.is_empty());
+    }
+
+    #[test]
+    fn states_prices_and_a_second_condition() {
+        let plan = Plan::of("Which garden products are out of stock?");
+        assert_eq!(plan.object.as_deref(), Some("product"));
+        let conditions = described(&plan);
+        assert!(
+            conditions.contains(&"stock = out of stock".to_owned()),
+            "{conditions:?}"
+        );
+        assert!(plan.conditions[0].said_by("Sold out"), "{conditions:?}");
+        let plan = Plan::of("Show me the articles in draft written by Bob");
+        assert_eq!(plan.object.as_deref(), Some("article"));
+        let conditions = described(&plan);
+        assert!(
+            conditions.contains(&"status = draft".to_owned()),
+            "{conditions:?}"
+        );
+        assert_eq!(plan.conditions.len(), 2, "{conditions:?}");
+        let plan = Plan::of("Show the products cheaper than 15 euros");
+        assert_eq!(plan.object.as_deref(), Some("product"));
+        assert_eq!(described(&plan), vec!["price < 15".to_owned()]);
+        assert_eq!(plan.record, None, "\"than 15\" names no record");
+        let plan = Plan::of("Find the books under $20 that are out of stock");
+        let conditions = described(&plan);
+        assert!(
+            conditions.contains(&"price < 20".to_owned()),
+            "{conditions:?}"
+        );
+        assert!(
+            conditions.contains(&"stock = out of stock".to_owned()),
+            "{conditions:?}"
+        );
+        // Creating a record with a stock keeps its value for the form, not a filter.
+        let plan = Plan::of("Add a new kitchen product \"Bread bin\" priced 22.00 with 5 in stock");
+        assert!(
+            plan.conditions.iter().all(|c| c.value != "out of stock"),
+            "{:?}",
+            described(&plan)
+        );
     }
 
     #[test]
