@@ -89,8 +89,10 @@ pub(super) struct Branches<E: Environment<Action = Action>> {
     pub(super) released: std::collections::VecDeque<TaskId>,
     /// How many are kept, for the operator's metrics.
     pub(super) gauge: prometheus_client::metrics::gauge::Gauge,
-    /// Per task with a branch search running or kept: set once the queen says the task
-    /// ended, so that a search still running stops after its job in hand.
+    /// Per task with a branch search running: set once the queen says the task ended, so
+    /// that a search still running stops after its job in hand. A flag no search holds any
+    /// more is dropped when the next one is handed out (a task whose queen never releases
+    /// it leaves nothing behind).
     pub(super) stops: HashMap<TaskId, Arc<AtomicBool>>,
 }
 
@@ -157,6 +159,7 @@ impl<E: Environment<Action = Action>> Branches<E> {
         if self.released.contains(&task) {
             return Arc::new(AtomicBool::new(true));
         }
+        self.stops.retain(|_, flag| Arc::strong_count(flag) > 1);
         self.stops.entry(task).or_default().clone()
     }
 
@@ -316,5 +319,29 @@ mod tests {
             branch.restore(&below).await,
             Err(EnvError::RootDiverged { .. })
         ));
+    }
+
+    #[test]
+    fn a_release_stops_the_running_searches_and_idle_flags_are_dropped() {
+        let mut branches: Branches<Diverging> = Branches::new(Default::default());
+        let (a, b) = (TaskId([1; 16]), TaskId([2; 16]));
+        let running = branches.stop_flag(a);
+        assert!(!running.load(Ordering::Relaxed));
+        drop(branches.release(a));
+        assert!(
+            running.load(Ordering::Relaxed),
+            "the running search is told"
+        );
+        assert!(
+            branches.stop_flag(a).load(Ordering::Relaxed),
+            "a released task's next search stops at once"
+        );
+        let idle = branches.stop_flag(b);
+        drop(idle);
+        let _other = branches.stop_flag(TaskId([3; 16]));
+        assert!(
+            !branches.stops.contains_key(&b),
+            "a flag no search holds is dropped"
+        );
     }
 }
