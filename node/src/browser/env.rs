@@ -646,7 +646,17 @@ impl ChromiumEnv {
                 tracing::warn!(%error, "preparing the proposals failed; proposing without")
             }
         }
-        let mut proposals = self.policy.propose(&observation, &self.context);
+        let proposals = self.propose(&observation, success).await;
+        let state = self.state_of(&observation, success, dead_end, proposals.value_hint);
+        Ok((observation, state, proposals))
+    }
+
+    /// The policy's proposals for a page, with what the environment knows on top: classes
+    /// raised by what an action was seen to send, the session's own end refused unless the
+    /// goal asks for it, the model tier's ranking where the rules are unsure (not on a page
+    /// that is the goal).
+    async fn propose(&mut self, observation: &Observation, success: bool) -> Proposals {
+        let mut proposals = self.policy.propose(observation, &self.context);
         let goal_ends_session = crate::policy::goal_ends_session(&self.task.goal);
         for candidate in &mut proposals.candidates {
             if let Some(&class) = self.rerated.get(&candidate.key) {
@@ -670,7 +680,7 @@ impl ChromiumEnv {
         {
             // The router: the rules' order where it is clear, the model's where it is flat.
             // (A page that is the goal needs no next step.)
-            assist.rank(&observation, &mut proposals).await;
+            assist.rank(observation, &mut proposals).await;
         }
         if tracing::enabled!(tracing::Level::TRACE) {
             let mut ranked: Vec<_> = proposals.candidates.iter().collect();
@@ -704,6 +714,18 @@ impl ChromiumEnv {
                 .or_insert(candidate.risk);
             *risk = (*risk).max(candidate.risk);
         }
+        proposals
+    }
+
+    /// What the search needs to know of a page: its state, with what the page says of the
+    /// session (a login asked, a logout offered, a capsule's session expired).
+    fn state_of(
+        &mut self,
+        observation: &Observation,
+        success: bool,
+        dead_end: bool,
+        value_hint: f64,
+    ) -> StateInfo {
         let password = observation
             .elements
             .iter()
@@ -741,8 +763,8 @@ impl ChromiumEnv {
             dead_end,
             hidden_change: false,
             rolled: false,
-            wordless: wordless(&observation),
-            value_hint: proposals.value_hint,
+            wordless: wordless(observation),
+            value_hint,
             auth,
             location: location_of(&observation.url),
             page_family: 0,
@@ -754,12 +776,11 @@ impl ChromiumEnv {
         let summary = self
             .pages
             .entry(observation.fingerprint)
-            .or_insert_with(|| PageSummary::of(&observation));
-        let state = StateInfo {
+            .or_insert_with(|| PageSummary::of(observation));
+        StateInfo {
             page_family: crate::memory::page_family_key(&summary.family),
             ..state
-        };
-        Ok((observation, state, proposals))
+        }
     }
 
     /// Keeps a live tab in the cache (most recent last), closing the oldest beyond capacity.

@@ -75,6 +75,7 @@ pub fn dynamic() -> Router<Arc<Counters>> {
         .merge(dynamic_menus())
         .merge(dynamic_script_state())
         .merge(dynamic_pointer())
+        .merge(dynamic_replaced())
         .merge(dynamic_composite())
         .merge(dynamic_items())
         .merge(dynamic_text())
@@ -627,7 +628,7 @@ pub(super) fn dynamic_script_state() -> Router<Arc<Counters>> {
         )
 }
 
-/// Dynamic pages: /datepicker, /mouse, /edge, /rerender, /autocomplete.
+/// Dynamic pages where the pointer must land right: /datepicker, /mouse, /edge.
 pub(super) fn dynamic_pointer() -> Router<Arc<Counters>> {
     Router::new()
         // A date picker as jQuery UI draws one: a read-only field whose focus opens a calendar
@@ -713,6 +714,12 @@ pub(super) fn dynamic_pointer() -> Router<Arc<Counters>> {
                 )
             }),
         )
+}
+
+/// Dynamic pages whose elements are replaced or come late: /replaced-on-press, /rerender,
+/// /autocomplete.
+pub(super) fn dynamic_replaced() -> Router<Arc<Counters>> {
+    Router::new()
         // A button replaced by a new one as it is pressed (as a list rendered on a timer is
         // when the render lands between the press and the release): the first press makes no
         // click; `window.CLICKS` counts the clicks that arrived, `window.PRESSES` the presses.
