@@ -51,10 +51,23 @@ pub enum Locator {
         /// Which element of that role in the item, from 1.
         nth: u32,
     },
+    /// Known only by what it is about: the visible element with `role` whose name holds the
+    /// most of `words` (a word matches a name's word that begins with it or that it begins
+    /// with, four letters at least: "crash" finds "crashes"), at least half of them, and more
+    /// than any other element. A remembered step re-aimed at the record another goal describes
+    /// ("the dark mode request" where the workflow opened "the duplex printing crash"): the
+    /// record's real name was never said. Two elements alike, or too few words: not found.
+    Described {
+        /// The description's words, lower case.
+        words: Vec<String>,
+        /// The element's role.
+        role: String,
+    },
 }
 
 impl Locator {
-    /// The locator's kind, as documents name it: `css`, `role`, `text`, `near` or `item`.
+    /// The locator's kind, as documents name it: `css`, `role`, `text`, `near`, `item` or
+    /// `described`.
     pub fn kind(&self) -> &'static str {
         match self {
             Locator::Css(_) => "css",
@@ -62,6 +75,7 @@ impl Locator {
             Locator::Text(_) => "text",
             Locator::Near { .. } => "near",
             Locator::InItem { .. } => "item",
+            Locator::Described { .. } => "described",
         }
     }
 }
@@ -76,6 +90,9 @@ impl fmt::Display for Locator {
                 write!(f, "near={anchor:?} {role}#{nth}")
             }
             Locator::InItem { key, role, nth } => write!(f, "item={key:?} {role}#{nth}"),
+            Locator::Described { words, role } => {
+                write!(f, "described={:?} {role}", words.join(" "))
+            }
         }
     }
 }
@@ -104,12 +121,24 @@ impl Target {
         })
     }
 
+    /// The words and role of its [`Locator::Described`], if it has one.
+    pub fn described(&self) -> Option<(&[String], &str)> {
+        self.locators.iter().find_map(|l| match l {
+            Locator::Described { words, role } => Some((words.as_slice(), role.as_str())),
+            _ => None,
+        })
+    }
+
     /// How a label shows it: its name, or, for a control known only by the item it sits in
-    /// (a remembered step bound to another row), that item.
+    /// or by what it is about (a remembered step bound to another row or record), that.
     fn shown(&self) -> String {
-        match self.item() {
-            Some((key, role)) if self.name.is_empty() => format!("the {role} in {key:?}'s item"),
-            _ => format!("{:?}", self.name),
+        if !self.name.is_empty() {
+            return format!("{:?}", self.name);
+        }
+        match (self.item(), self.described()) {
+            (Some((key, role)), _) => format!("the {role} in {key:?}'s item"),
+            (None, Some((words, role))) => format!("the {role} about {:?}", words.join(" ")),
+            (None, None) => format!("{:?}", self.name),
         }
     }
 }

@@ -1471,7 +1471,11 @@ fn demonym_place(value: &str) -> Option<String> {
 
 /// A comparison's subject as field words: its nouns, stemmed ("inhabitants" → "inhabitant").
 fn field_words(subject: &[String]) -> Vec<String> {
-    subject.iter().map(|w| comparison::stem(w)).collect()
+    subject
+        .iter()
+        .map(|w| comparison::stem(w))
+        .filter(|w| !w.is_empty())
+        .collect()
 }
 
 #[cfg(test)]
@@ -1481,6 +1485,18 @@ mod tests {
 
     fn described(plan: &Plan) -> Vec<String> {
         plan.conditions.iter().map(Condition::describe).collect()
+    }
+
+    #[test]
+    fn a_fields_words_are_never_empty() {
+        let plan = Plan::of("Which cities have a population of more than 10 million?");
+        assert_eq!(
+            plan.conditions
+                .iter()
+                .map(|c| c.field.clone())
+                .collect::<Vec<_>>(),
+            vec![vec!["population".to_owned()]]
+        );
     }
 
     #[test]

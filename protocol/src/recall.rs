@@ -20,7 +20,10 @@
 //! A control's name made only of command words ("Add", "Save") is no value. Besides a goal that
 //! is the template ([`GoalTemplate::bind`]), a goal whose first part is
 //! ([`GoalTemplate::bind_first_part`]: "Log in as bob and …") and an alike goal's quoted values
-//! by position ([`GoalTemplate::bind_quoted`]) bind too. [`site_of`] names a workflow's site
+//! by position ([`GoalTemplate::bind_quoted`]) bind too, and so does a goal whose *plan* has the
+//! shape of the workflow's goal's plan, in other words and with other values, a record it
+//! describes otherwise found by its description ([`RememberedWorkflow::bind_by_plan`], in
+//! `recall/shape.rs`). [`site_of`] names a workflow's site
 //! (origin and path, digits masked); [`quoted_spans`] is the one reader of a goal's quoted
 //! strings (`forager_node::goal` builds on it).
 
@@ -31,6 +34,9 @@ use crate::risk::RiskClass;
 use crate::wire::EmbedderId;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+
+mod shape;
+pub use shape::describes;
 
 /// The version of a remembered workflow's document.
 pub const RECALL_VERSION: u32 = 1;
@@ -1024,6 +1030,8 @@ fn substitute_target(target: &mut Target, old: &str, new: &str) {
             *key = replace_words(key, old, new);
             carried
         }
+        // What the record is about is no value of the goal's slots.
+        Locator::Described { .. } => true,
     });
     if target.locators.is_empty() {
         target.locators.push(Locator::Text(target.name.clone()));

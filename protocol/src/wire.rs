@@ -1173,6 +1173,8 @@ pub(crate) mod tests {
                 role,
                 nth
             }),
+            (prop::collection::vec(text(), 0..4), text())
+                .prop_map(|(words, role)| Locator::Described { words, role }),
         ]
     }
 

@@ -164,6 +164,7 @@ fn rank(locator: &Locator) -> u8 {
         Locator::Text(_) => 2,
         Locator::Near { .. } => 3,
         Locator::InItem { .. } => 4,
+        Locator::Described { .. } => 5,
     }
 }
 

@@ -120,6 +120,11 @@ pub enum Match {
     Template,
     /// The goal is alike (by vector) and its quoted values bind by position.
     Alike,
+    /// The goal's plan has the workflow's goal's shape (act, object, conditions' fields and
+    /// operators, how the record is named) with other values or wording: the plan's values
+    /// are put in, and a record described otherwise is found by its description
+    /// ([`RememberedWorkflow::bind_by_plan`]).
+    Shape,
     /// No workflow fits the goal; the steps remembered workflows of the site share before
     /// their first value (logging in, reaching a section) are a macro action at the start
     /// page, after which the search goes on.
@@ -136,6 +141,7 @@ impl Match {
         match self {
             Match::Template => "template",
             Match::Alike => "alike",
+            Match::Shape => "shape",
             Match::Prefix => "prefix",
             Match::Part => "part",
         }
@@ -397,8 +403,8 @@ impl WorkflowMemory {
 
     /// The workflow to try first for `task`, bound to its values: a record of the task's
     /// site, not retired, whose steps stay within the task's ceiling, whose goal template the
-    /// task's goal fills (or, failing that, is alike and binds by its quoted values); the
-    /// one that worked most, then the newest.
+    /// task's goal fills (or, failing that, is alike and binds by its quoted values, or has
+    /// the shape of the task's plan); the one that worked most, then the newest.
     pub fn recall(&self, task: &TaskSpec) -> Option<Recalled> {
         let site = site_key(task);
         // The site's workflows that may run for this task (read from disk once).
@@ -464,6 +470,19 @@ impl WorkflowMemory {
         }
         if alike.is_some() {
             return alike;
+        }
+        if let Some(shaped) = candidates.iter().find_map(|(id, record)| {
+            let steps = record
+                .workflow
+                .bind_by_plan(&task.goal, &task.inputs, &task.start_url)?;
+            Some(Recalled {
+                id: *id,
+                matched: Match::Shape,
+                steps,
+                support: record.outcomes.worked + 1,
+            })
+        }) {
+            return Some(shaped);
         }
         // Of the two ways in, the longer; the whole workflow of a first part on a tie.
         let part = self.first_part(task, &candidates);
@@ -897,6 +916,47 @@ mod tests {
                 .recall(&task("Rename the site to \"reviewers\""))
                 .is_none()
         );
+    }
+
+    #[test]
+    fn a_goal_of_the_same_plan_in_other_words_is_recalled_by_its_shape() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let memory = memory(dir.path());
+        let handed = |record: &str, who: &str| {
+            vec![
+                (
+                    Action::Click {
+                        target: target("link", record),
+                    },
+                    RiskClass::ReadOnly,
+                ),
+                (
+                    Action::Select {
+                        target: target("combobox", "Assigned to"),
+                        option: who.into(),
+                    },
+                    RiskClass::DraftWrite,
+                ),
+            ]
+        };
+        let id = memory
+            .remember_pass(
+                &task("hand the duplex printing crash over to carol"),
+                &handed("Duplex printing crashes the driver", "carol"),
+                String::new(),
+                String::new(),
+            )
+            .expect("remembered");
+        let recalled = memory
+            .recall(&task("assign the dark mode request to bob"))
+            .expect("the same plan's shape");
+        assert_eq!((recalled.id, recalled.matched), (id, Match::Shape));
+        assert_eq!(
+            recalled.steps[0].0.label(),
+            "click the link about \"dark mode request\""
+        );
+        assert_eq!(recalled.steps[1], handed("", "bob")[1]);
+        assert!(!Match::Shape.is_way_in(), "a whole workflow");
     }
 
     #[test]

@@ -8,15 +8,18 @@
 //! `random` (random and timer-driven content), `hostile` and its `canary` origin, `records`
 //! (GET filter forms, links that delete, a "Show more" that posts, a tracker's login form); in
 //! `sites/`: `dynamic` (the MiniWoB++ patterns), `components` (shadow roots and a frame),
-//! `own_writes` (pages that write on their own), `cms` (a CMS admin).
+//! `own_writes` (pages that write on their own), `cms` (a CMS admin), `handover` (issues handed
+//! over by a list and Save).
 
 mod cms;
 mod components;
 mod dynamic;
+mod handover;
 mod own_writes;
 pub use cms::cms;
 pub use components::components;
 pub use dynamic::{SLOW_DATA_MS, SLOW_POST_MS, dynamic};
+pub use handover::{Assignees, handover};
 pub use own_writes::own_writes;
 
 use axum::Router;

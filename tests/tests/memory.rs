@@ -437,3 +437,85 @@ async fn a_remembered_task_the_goal_begins_with_is_its_way_in() {
         "the tree names the way in"
     );
 }
+
+/// A goal that names its record by another description, in other words, reuses the workflow
+/// of a goal of the same plan's shape: "hand the dark mode request over to bob" after "hand
+/// the duplex printing crash over to carol". The remembered steps are re-aimed at the issue
+/// the new goal describes (whose title neither goal says) and given bob; the old issue keeps
+/// carol, and each goal's save lands once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_record_described_in_other_words_reuses_the_workflow_of_the_same_plan() {
+    let (router, assignees) = sites::handover();
+    let site = sites::serve(router).await;
+    let url = site.url("/issues");
+    let memory = tempfile::tempdir().expect("a memory folder");
+    let memory_path = memory.path().display().to_string();
+    let args = |goal: &'static str, text: &'static str| -> Vec<String> {
+        [
+            "--url",
+            &url,
+            "--goal",
+            goal,
+            "--success-text",
+            text,
+            "--risk-ceiling",
+            "4",
+            "--budget",
+            "60",
+            "--memory",
+            &memory_path,
+            "--embedder",
+            "ngram",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect()
+    };
+    let first = args(
+        "hand the duplex printing crash over to carol",
+        "Duplex printing crashes the driver is now assigned to carol",
+    );
+    let first: Vec<&str> = first.iter().map(String::as_str).collect();
+    let original = forager("shape-original", &first).await;
+    assert!(
+        original.passed().metrics.memory.is_none(),
+        "nothing to recall yet"
+    );
+    assert_eq!(assignees.of(1), "carol");
+    // The search may have saved other issues on its way (a live tracker, writes allowed).
+    let before: Vec<String> = (1..=5).map(|n| assignees.of(n)).collect();
+    let saves = site
+        .counters
+        .orders
+        .load(std::sync::atomic::Ordering::SeqCst);
+
+    let second = args(
+        "hand the dark mode request over to bob",
+        "Dark mode makes the sidebar unreadable is now assigned to bob",
+    );
+    let second: Vec<&str> = second.iter().map(String::as_str).collect();
+    let variant = forager("shape-variant", &second).await;
+    let result = variant.passed();
+    let used = result.metrics.memory.clone().expect("the memory was used");
+    assert_eq!(used.matched, "shape", "{used:?}");
+    assert!(used.worked, "{used:?}");
+    assert_eq!(used.reached, used.steps, "{used:?}");
+    assert_eq!(
+        result.metrics.actions, used.steps,
+        "the workflow's steps and nothing else: {:?}",
+        result.metrics
+    );
+    let after: Vec<String> = (1..=5).map(|n| assignees.of(n)).collect();
+    let mut expected = before.clone();
+    expected[1] = "bob".into();
+    assert_eq!(
+        after, expected,
+        "the described issue went to bob, and no other changed (the old one kept carol)"
+    );
+    let landed = site
+        .counters
+        .orders
+        .load(std::sync::atomic::Ordering::SeqCst)
+        - saves;
+    assert_eq!(landed, 1, "the variant's save landed once");
+}

@@ -1,7 +1,7 @@
 // forager's action helpers, evaluated in an isolated world with OP, LOCATORS, EXPECT (the
 // target's role and accessible name) and ARG defined before this body. Resolves the target along
 // its locator chain (CSS, role + name, text, position relative to a stable neighbour, place in
-// a repeated item known by its text) and
+// a repeated item known by its text, what it is about) and
 // reports which locator matched, so a healed step can be recorded. A CSS path that finds an
 // element of another name (the page was reordered) does not count as found; if no locator finds
 // the element, that element is used as the last resort, unless it links elsewhere than the
@@ -46,6 +46,7 @@ const findBy = (locator) => {
   }
   if (locator.Near !== undefined) return nearTarget(locator.Near);
   if (locator.InItem !== undefined) return itemTarget(locator.InItem);
+  if (locator.Described !== undefined) return describedTarget(locator.Described);
   const pool = deepAll(INTERACTIVE + ", div, span, li, td, label");
   if (locator.Role !== undefined) {
     const want = norm(locator.Role.name);

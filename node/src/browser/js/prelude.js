@@ -399,6 +399,33 @@ const itemTarget = (loc) => {
   return groups.get(named[0])[loc.nth - 1] || null;
 };
 
+// The element a Described locator names: of the visible elements with its role, the one whose
+// name holds the most of its words (a word matches a name's word that begins with it or that
+// it begins with, four letters at least), at least half of them and more than any other (two
+// elements of one address are one); null otherwise. See `Locator::Described`.
+const describedTarget = (loc) => {
+  const want = (loc.words || []).map((w) => w.toLowerCase()).filter(Boolean);
+  if (!want.length) return null;
+  const alike = (w, h) => w === h || (Math.min(w.length, h.length) >= 4 && (h.startsWith(w) || w.startsWith(h)));
+  let best = null;
+  let bestScore = 0;
+  let tied = false;
+  for (const el of deepAll(INTERACTIVE)) {
+    if (!visible(el) || roleOf(el) !== loc.role) continue;
+    const words = (nameOf(el) || "").toLowerCase().split(/[^\p{L}\p{N}]+/u).filter(Boolean);
+    const score = want.filter((w) => words.some((h) => alike(w, h))).length;
+    if (score > bestScore) {
+      best = el;
+      bestScore = score;
+      tied = false;
+    } else if (score === bestScore && best && !(el.href && el.href === best.href)) {
+      tied = true;
+    }
+  }
+  if (tied || bestScore * 2 < want.length) return null;
+  return best;
+};
+
 const cssEscape = (s) => (window.CSS && CSS.escape ? CSS.escape(s) : s.replace(/[^\w-]/g, "\\$&"));
 
 // A selector that resolves to exactly this element: an id when unique and stable-looking,
