@@ -691,6 +691,9 @@ fn main() {
     let work = arg("--work").map_or_else(|| target.join("apps"), PathBuf::from);
     std::fs::create_dir_all(&out).expect("the output directory");
     std::fs::create_dir_all(&work).expect("the work directory");
+    // The scripts change directory (oscar-site serves from its project): a relative --work
+    // would name another folder there.
+    let work = std::fs::canonicalize(&work).expect("the work directory");
     let settings = Settings {
         budget: arg("--budget").map_or(150, |s| s.parse().expect("--budget N")),
         timeout: arg("--timeout").map_or(300, |s| s.parse().expect("--timeout SECS")),

@@ -24,7 +24,8 @@
 use super::reports::bounded_model_usage;
 use super::verification::ReproducedPass;
 use super::{
-    Awaited, Branch, MemoryBranch, Outbox, Phase, ROOT_OWNER, RequestFailed, TaskRun, signed_by,
+    Awaited, Branch, Ending, MemoryBranch, Outbox, Phase, ROOT_OWNER, RequestFailed, TaskRun,
+    signed_by,
 };
 use crate::config::QueenConfig;
 use crate::journal::JournalEvent;
@@ -61,6 +62,8 @@ impl TaskRun {
             return;
         }
         if self.ends_now(nodes) {
+            // A task that began to stop tells its nodes at once.
+            self.stop_next(outbox);
             return;
         }
         match self.phase {
@@ -84,10 +87,17 @@ impl TaskRun {
         }
     }
 
-    /// Ends the task if its budget or time is up, or if every node of the cluster is
-    /// distrusted and nothing is in flight; whether it ended.
+    /// Ends the task if its budget or time is up (time with searches running: begins to stop,
+    /// [`TaskRun::end_early`]), or if every node of the cluster is distrusted and nothing is
+    /// in flight; whether it ended or began to stop.
     pub(super) fn ends_now(&mut self, nodes: &HashSet<PeerId>) -> bool {
         if let Some(reason) = self.over() {
+            // Time is up with searches running: their reports are what the task did, so it
+            // stops as an interrupted one does (the nodes told, a short grace for them).
+            if reason == FailureReason::Timeout && !self.assigned.is_empty() {
+                self.end_early(Ending::TimedOut);
+                return true;
+            }
             self.finish_failing(reason);
             return true;
         }

@@ -262,9 +262,9 @@ impl TaskRun {
         self.finish_failing_with(reason, detail);
     }
 
-    /// Ends a running task early, by an operator's cancel or the user's stop of the run
-    /// (Ctrl-C, SIGTERM): `failing`, its result keeping what the task did until then (actions,
-    /// nodes, approvals, network). False when it had ended already.
+    /// Ends a running task early, by an operator's cancel, the user's stop of the run
+    /// (Ctrl-C, SIGTERM) or its wall-clock limit: `failing`, its result keeping what the task
+    /// did until then (actions, nodes, approvals, network). False when it had ended already.
     ///
     /// Assignments still running are told to stop at once (their nodes stop after the job in
     /// hand and report): the task ends when they have answered, or after [`STOP_GRACE`].
@@ -300,10 +300,17 @@ impl TaskRun {
 
     fn finish_early(&mut self, ending: Ending) {
         let (reason, by) = match ending {
-            Ending::Cancelled => (FailureReason::Cancelled, "cancelled by an operator"),
-            Ending::Interrupted => (FailureReason::Interrupted, "interrupted by the user"),
+            Ending::Cancelled => (FailureReason::Cancelled, "cancelled by an operator".into()),
+            Ending::Interrupted => (FailureReason::Interrupted, "interrupted by the user".into()),
+            Ending::TimedOut => (
+                FailureReason::Timeout,
+                format!(
+                    "the wall-clock limit of {} s passed",
+                    self.task.budget.wall_time_secs
+                ),
+            ),
         };
-        tracing::info!(task = %self.id, actions = self.actions, "task {by}");
+        tracing::info!(task = %self.id, actions = self.actions, "task ended: {by}");
         self.finish_failing_with(reason, format!("{by} after {} actions", self.actions));
     }
 
@@ -334,6 +341,8 @@ pub(crate) enum Ending {
     Cancelled,
     /// The user stopped the run that submitted it (Ctrl-C, SIGTERM).
     Interrupted,
+    /// Its wall-clock limit passed while searches were running.
+    TimedOut,
 }
 
 /// Whether a pass's `steps` send nothing to others while a write was made in its task

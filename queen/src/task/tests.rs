@@ -608,6 +608,17 @@ async fn the_wall_time_ends_the_task_even_with_work_in_flight() {
     assert!(q.pass().is_empty());
     assert_eq!(q.run.phase, Phase::Searching, "not yet");
     tokio::time::advance(Duration::from_secs(1)).await;
+    let told = q.pass();
+    assert!(
+        told.iter().any(|s| matches!(s.awaited, Awaited::Release)),
+        "the nodes are told to stop"
+    );
+    assert_eq!(
+        q.failure(),
+        None,
+        "a grace for the running searches' reports"
+    );
+    tokio::time::advance(super::finishing::STOP_GRACE).await;
     q.pass();
     assert_eq!(q.failure(), Some(FailureReason::Timeout));
     // A report after the end changes nothing: the result stands, the journal is closed.
@@ -620,6 +631,36 @@ async fn the_wall_time_ends_the_task_even_with_work_in_flight() {
     assert!(
         !q.run.assigned.is_empty(),
         "the other node's branch is still out"
+    );
+}
+
+/// A run whose time is up keeps what its running searches did: their reports within the
+/// grace are counted (a bench run ended by its limit said 0 actions after 150 s of search).
+#[tokio::test(start_paused = true)]
+async fn a_timed_out_task_keeps_the_reports_of_its_running_searches() {
+    let mut q = queen(2, 500);
+    q.expand(2);
+    let given = assignments(&q.pass());
+    assert_eq!(given.len(), 2);
+    tokio::time::advance(Duration::from_secs(60)).await;
+    let _ = q.pass();
+    for (node, branch, _) in &given {
+        q.report(*node, *branch, 9, Vec::new());
+    }
+    let _ = q.pass();
+    assert_eq!(q.failure(), Some(FailureReason::Timeout));
+    let result = q.run.result.clone().expect("a result");
+    assert_eq!(
+        result.metrics.actions, 18,
+        "both searches' actions are kept"
+    );
+    let error = result.error.expect("failing");
+    assert!(
+        error
+            .detail
+            .contains("wall-clock limit of 60 s passed after 18 actions"),
+        "{}",
+        error.detail
     );
 }
 
