@@ -36,7 +36,6 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 mod shape;
-pub use shape::describes;
 
 /// The version of a remembered workflow's document.
 pub const RECALL_VERSION: u32 = 1;

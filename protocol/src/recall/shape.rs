@@ -184,7 +184,7 @@ fn new_value(value: &str, pairs: &[Pair], goal: &str) -> Option<String> {
 /// Whether a control's name holds at least half of a description's words (and one), a word
 /// matching a name's word it begins or that begins it, four letters at least: the rule
 /// [`Locator::Described`] finds elements by.
-pub fn describes(name: &str, words: &[String]) -> bool {
+pub(crate) fn describes(name: &str, words: &[String]) -> bool {
     if words.is_empty() {
         return false;
     }
