@@ -191,6 +191,14 @@ pub enum EnvError {
         /// The first refused request, `METHOD URL`.
         request: String,
     },
+    /// While the action ran, the page tried to write to another record than the one the
+    /// action's page names (a "Save" on issue 3 that posts to issue 2); the browser refused
+    /// it (the network gate).
+    #[error("the network gate refused {request}: a write to another record than the page's")]
+    WriteElsewhere {
+        /// The refused request, `METHOD URL`.
+        request: String,
+    },
     /// The action is a write another branch of the task holds (or the queen could not be
     /// asked): on a site not declared resettable a write runs once per task. Not executed.
     #[error("write taken: {0}")]

@@ -303,6 +303,11 @@ pub struct ModelUsage {
     pub rules_decided: u64,
     /// Decisions where the model's answer changed what the rules would have chosen.
     pub model_decided: u64,
+    /// Answers refused: a choice outside the candidates offered, or not in the shape asked
+    /// for. Page text is data, so a model steered by it can only pick among what the rules
+    /// offered; what else it answers is not used.
+    #[serde(default)]
+    pub rejected: u64,
     /// Why the model stopped being asked, when it did (`budget: max_tokens reached`,
     /// `unreachable: …`); the rules decided from then on.
     #[serde(default)]
@@ -323,6 +328,7 @@ impl ModelUsage {
         }
         self.rules_decided += other.rules_decided;
         self.model_decided += other.model_decided;
+        self.rejected += other.rejected;
         if self.fell_back.is_none() {
             self.fell_back = other.fell_back.clone();
         }

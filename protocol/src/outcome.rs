@@ -127,6 +127,9 @@ pub enum PruneReason {
     /// page, claimed from the queen first): on a site not declared resettable a write runs
     /// once per task. Never executed here.
     WriteTaken,
+    /// While the action ran, the page tried to write to another record than the one the
+    /// action's page names; the browser refused the request (the network gate).
+    WriteElsewhere,
 }
 
 impl PruneReason {
@@ -147,6 +150,7 @@ impl PruneReason {
             PruneReason::RiskUnderestimated { .. } => "risk_underestimated",
             PruneReason::EndsSession => "ends_session",
             PruneReason::WriteTaken => "write_taken",
+            PruneReason::WriteElsewhere => "write_elsewhere",
         }
     }
 }

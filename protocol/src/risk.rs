@@ -426,6 +426,7 @@ const URL_VERBS: &[(&str, RiskClass)] = &[
 /// `?@action=logout`); any other key's value is data (a search's words) and says nothing.
 const ACTION_KEYS: &[&str] = &[
     "action",
+    "_action",
     "@action",
     "op",
     "operation",
@@ -474,6 +475,135 @@ pub fn class_of_url(url: &str) -> Option<RiskClass> {
         .iter()
         .find(|(verb, _)| parts.iter().any(|part| part == verb))
         .map(|&(_, class)| class)
+}
+
+/// Handler words that, in a *write's* URL or body, say it changes the account: a page about
+/// them is only read (`GET /account/email` shows a form), a write to them changes who owns the
+/// account.
+const ACCOUNT_WRITE_WORDS: &[&str] = &[
+    "email",
+    "e mail",
+    "password",
+    "passwd",
+    "credentials",
+    "deactivate",
+    "roles",
+    "permissions",
+    "apikey",
+    "api key",
+];
+
+/// The class of what a write request does, as its handler and body say (beyond what its
+/// method says): a verb of its URL (`/issues/2/delete`), an account word of its URL's path
+/// (`POST /account/email`), or the value of an action-like field of its body
+/// (`_action=delete`, `_method=DELETE`, `{"action": "remove"}`). `None` when neither names
+/// one: the network gate then judges the write by the action that sent it alone.
+pub fn class_of_write(url: &str, body: &str) -> Option<RiskClass> {
+    let mut parts = handler_parts(url).unwrap_or_default();
+    parts.extend(body_action_values(body));
+    let by_verb = URL_VERBS
+        .iter()
+        .filter(|(verb, _)| parts.iter().any(|part| part == verb))
+        .map(|&(_, class)| class)
+        .max();
+    let path_parts: Vec<String> = url::Url::parse(url)
+        .map(|u| {
+            u.path()
+                .split('/')
+                .filter(|p| !p.is_empty())
+                .map(normalise_name)
+                .collect()
+        })
+        .unwrap_or_default();
+    let by_account = path_parts
+        .iter()
+        .chain(body_action_values(body).iter())
+        .any(|part| ACCOUNT_WRITE_WORDS.contains(&part.as_str()))
+        .then_some(RiskClass::AccountMutation);
+    by_verb.max(by_account)
+}
+
+/// The values of a body's action-like fields (`ACTION_KEYS`), normalised: a form's
+/// (`a=1&_action=delete`) or a JSON object's top level.
+fn body_action_values(body: &str) -> Vec<String> {
+    let body = body.trim();
+    let is_action_key = |key: &str| ACTION_KEYS.iter().any(|k| key.eq_ignore_ascii_case(k));
+    if body.starts_with('{') {
+        let Ok(serde_json::Value::Object(map)) = serde_json::from_str::<serde_json::Value>(body)
+        else {
+            return Vec::new();
+        };
+        return map
+            .iter()
+            .filter(|(key, _)| is_action_key(key))
+            .filter_map(|(_, value)| value.as_str().map(normalise_name))
+            .collect();
+    }
+    body.split('&')
+        .filter_map(|pair| pair.split_once('='))
+        .filter(|(key, _)| is_action_key(&decode_form(key)))
+        .map(|(_, value)| normalise_name(&decode_form(value)))
+        .collect()
+}
+
+/// A form field's text, `+` and `%XX` decoded (what does not decode is kept as it is).
+fn decode_form(text: &str) -> String {
+    let spaced = text.replace('+', " ");
+    let bytes = spaced.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = |b: u8| (b as char).to_digit(16);
+        if bytes[i] == b'%'
+            && let (Some(hi), Some(lo)) = (
+                bytes.get(i + 1).copied().and_then(hex),
+                bytes.get(i + 2).copied().and_then(hex),
+            )
+        {
+            out.push((hi * 16 + lo) as u8);
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// The record ids a URL's path names: segments that are a number (`/issues/3`), or a word
+/// of three letters or more followed by one (Roundup's `/issue3`), digits only. Version
+/// segments (`v2`) and dates are no ids.
+fn record_ids(url: &str) -> Vec<String> {
+    let Ok(parsed) = url::Url::parse(url) else {
+        return Vec::new();
+    };
+    parsed
+        .path()
+        .split('/')
+        .filter_map(|segment| {
+            let digits_at = segment.find(|c: char| c.is_ascii_digit())?;
+            let (word, digits) = segment.split_at(digits_at);
+            let numeric = !digits.is_empty() && digits.chars().all(|c| c.is_ascii_digit());
+            let word_ok = word.is_empty()
+                || (word.len() >= 3 && word.chars().all(|c| c.is_ascii_alphabetic()));
+            (numeric && word_ok && digits.len() <= 12).then(|| digits.to_owned())
+        })
+        .collect()
+}
+
+/// Whether a URL's path names a record (`/issues/4/comments`, `/issue4`).
+pub fn names_a_record(url: &str) -> bool {
+    !record_ids(url).is_empty()
+}
+
+/// Whether a write to `request` goes to another record than the page it was sent from names:
+/// both URLs' paths name records ([`record_ids`]) and they share none (a "Save" on
+/// `/issues/3` that posts to `/issues/2`). A page that names no record (a list, a form for a
+/// new one) writes wherever its rows point.
+pub fn writes_another_record(page: &str, request: &str) -> bool {
+    let on_page = record_ids(page);
+    let written = record_ids(request);
+    !on_page.is_empty() && !written.is_empty() && !written.iter().any(|id| on_page.contains(id))
 }
 
 /// Words of a handler's URL that say it keeps the page's own view or presence: which items
@@ -1149,5 +1279,80 @@ mod tests {
         assert!(!keeps_session("POST", "http://h/auth/login"));
         assert!(!keeps_session("POST", "http://h/auth/password/reset"));
         assert!(!keeps_session("POST", "not a url"));
+    }
+
+    #[test]
+    fn a_write_is_rated_by_what_its_handler_and_body_say() {
+        let base = "http://127.0.0.1:8000";
+        assert_eq!(
+            class_of_write(&format!("{base}/issues/2/delete"), ""),
+            Some(RiskClass::Destructive)
+        );
+        assert_eq!(
+            class_of_write(&format!("{base}/issues/2"), "csrf=x&_action=delete"),
+            Some(RiskClass::Destructive)
+        );
+        assert_eq!(
+            class_of_write(&format!("{base}/issues/2"), "_method=DELETE"),
+            Some(RiskClass::Destructive)
+        );
+        assert_eq!(
+            class_of_write(
+                &format!("{base}/api/items"),
+                r#"{"action": "remove", "id": 3}"#
+            ),
+            Some(RiskClass::Destructive)
+        );
+        assert_eq!(
+            class_of_write(&format!("{base}/account/email"), "email=m%40x.test"),
+            Some(RiskClass::AccountMutation)
+        );
+        // Data is no handler: a comment that says "delete" or names a password field.
+        assert_eq!(
+            class_of_write(
+                &format!("{base}/issues/2/comments"),
+                "body=please+delete+this"
+            ),
+            None
+        );
+        assert_eq!(
+            class_of_write(&format!("{base}/login"), "username=alice&password=x"),
+            None
+        );
+        assert_eq!(
+            class_of_write(&format!("{base}/issues/2"), "priority=high"),
+            None
+        );
+        assert_eq!(
+            class_of_write("not a url", "action=delete"),
+            Some(RiskClass::Destructive)
+        );
+    }
+
+    #[test]
+    fn a_write_to_another_record_than_the_page_names_is_told() {
+        let base = "http://127.0.0.1:8000";
+        let at = |p: &str| format!("{base}{p}");
+        assert!(writes_another_record(&at("/issues/3"), &at("/issues/2")));
+        assert!(writes_another_record(&at("/issue3"), &at("/issue2")));
+        assert!(!writes_another_record(
+            &at("/issues/3"),
+            &at("/issues/3/comments")
+        ));
+        assert!(!writes_another_record(&at("/issue3"), &at("/issue3")));
+        // A list or a new record's form names none; a version segment is no record.
+        assert!(!writes_another_record(&at("/issues"), &at("/issues/2")));
+        assert!(!writes_another_record(
+            &at("/issues/3"),
+            &at("/api/v2/ping")
+        ));
+        assert!(!writes_another_record(
+            &at("/admin/app/issue/3/change/"),
+            &at("/admin/app/issue/3/change/")
+        ));
+        assert!(!writes_another_record(
+            &at("/projects/2/issues/new"),
+            &at("/projects/2/issues")
+        ));
     }
 }

@@ -11,6 +11,7 @@
 //! `own_writes` (pages that write on their own), `cms` (a CMS admin), `handover` (issues handed
 //! over by a list and Save).
 
+pub mod attacks;
 mod cms;
 mod components;
 mod dynamic;

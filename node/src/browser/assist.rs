@@ -103,6 +103,14 @@ impl ModelAssist {
         answer
     }
 
+    /// Counts an answer refused by its check (a choice not offered, a shape not asked for).
+    fn reject(&self) {
+        self.usage
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .rejected += 1;
+    }
+
     fn count(&self, decided_by_model: bool) {
         let mut usage = self.usage.lock().unwrap_or_else(|e| e.into_inner());
         if decided_by_model {
@@ -278,10 +286,13 @@ impl ModelAssist {
             &prompts::describe(observation, &self.origin),
             &labels,
         );
-        let chosen = self
-            .ask(Tier::Small, ModelUse::Priors, question)
-            .await
-            .and_then(|answer| prompts::chosen(&answer, shortlist.len()));
+        let answer = self.ask(Tier::Small, ModelUse::Priors, question).await;
+        let chosen = answer
+            .as_ref()
+            .and_then(|answer| prompts::chosen(answer, shortlist.len()));
+        if answer.is_some() && chosen.is_none() {
+            self.reject();
+        }
         self.ranked.insert(
             observation.fingerprint,
             chosen.map(|i| proposals.candidates[shortlist[i]].key),
@@ -338,7 +349,13 @@ impl ModelAssist {
             &tried,
         );
         let answer = self.ask(Tier::Large, ModelUse::Recovery, question).await;
-        match answer.and_then(|a| prompts::recovered(&a, offered.len())) {
+        let recovered = answer
+            .as_ref()
+            .and_then(|a| prompts::recovered(a, offered.len()));
+        if answer.is_some() && recovered.is_none() {
+            self.reject();
+        }
+        match recovered {
             Some(Recovery::Steps(steps)) => {
                 let chosen: Vec<usize> = steps.iter().map(|&i| offered[i]).collect();
                 tracing::info!(url = %observation.url, steps = ?chosen.iter().map(|&i| proposals.candidates[i].action.label()).collect::<Vec<_>>(), "model recovery");

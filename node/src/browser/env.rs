@@ -548,7 +548,8 @@ impl ChromiumEnv {
         }
         for (i, (action, expected)) in prefix.iter().enumerate().skip(common) {
             self.stats.replayed_actions += 1;
-            let performed = self.execute(&live.tab, action).await?;
+            let page = live.observation.url.clone();
+            let performed = self.execute(&live.tab, &page, action).await?;
             let (observation, state, proposals) = self.look(&live.tab).await?;
             if observation.fingerprint != *expected {
                 return Err(EnvError::Diverged {
@@ -593,11 +594,12 @@ impl ChromiumEnv {
     }
 
     /// Carries out one action on a tab.
-    async fn execute(&self, tab: &Tab, action: &Action) -> Result<Performed, EnvError> {
+    async fn execute(&self, tab: &Tab, page: &str, action: &Action) -> Result<Performed, EnvError> {
         perform_gated(
             tab,
             action,
             self.risk_of(action),
+            page,
             &self.task.inputs,
             &self.guard,
         )
@@ -865,7 +867,7 @@ impl ChromiumEnv {
         }
         self.stats.acts += 1;
         let effects_before = live.tab.input_effects().await.unwrap_or_default();
-        let result = self.execute(&live.tab, action).await;
+        let result = self.execute(&live.tab, &live.observation.url, action).await;
         let performed = match result {
             Ok(performed) => performed,
             Err(error) => {

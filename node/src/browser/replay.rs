@@ -284,7 +284,7 @@ async fn walk(
         let class = step
             .risk
             .max(forager_protocol::risk::classify_action(&step.action));
-        let heal = perform_gated(tab, &step.action, class, inputs, guard)
+        let heal = perform_gated(tab, &step.action, class, &before.url, inputs, guard)
             .await
             .map_err(failed)?
             .heal;

@@ -6,7 +6,7 @@
 //! `perform_gated` (the network gate set for the action's class), which returns the `Heal` when a
 //! fallback locator found the target.
 
-use super::tab::{OriginGuard, Tab};
+use super::tab::{OriginGuard, Refused, Tab};
 use crate::environment::EnvError;
 use forager_protocol::meaningful::is_meaningful;
 use forager_protocol::observation::Observation;
@@ -74,15 +74,16 @@ pub(crate) async fn perform_gated(
     tab: &Tab,
     action: &Action,
     class: forager_protocol::RiskClass,
+    page: &str,
     inputs: &BTreeMap<String, String>,
     guard: &OriginGuard,
 ) -> Result<Performed, EnvError> {
     use forager_protocol::risk::{class_of_request, class_of_url, saves_view_state};
-    let stray = tab.begin_action(class);
-    if let Some((method, url)) = stray.first() {
+    let stray = tab.begin_action(class, page);
+    if let Some(first) = stray.first() {
         tracing::info!(
             refused = stray.len(),
-            first = %format!("{method} {url}"),
+            first = %format!("{} {}", first.method, first.url),
             "the network gate refused writes between actions"
         );
     }
@@ -93,19 +94,32 @@ pub(crate) async fn perform_gated(
     // that the action was rated too low.
     let commits =
         forager_protocol::submit::is_submit_shaped(action.shape(), &committed_name(action));
-    if !refused.is_empty() && !commits && refused.iter().all(|(m, u)| saves_view_state(m, u)) {
+    if !refused.is_empty()
+        && !commits
+        && refused
+            .iter()
+            .all(|r| r.does.is_none() && !r.elsewhere && saves_view_state(&r.method, &r.url))
+    {
         tab.count_view_state(refused.len());
-        tracing::info!(action = %action.label(), refused = refused.len(), first = %format!("{} {}", refused[0].0, refused[0].1), "writes of the page's own view refused");
+        tracing::info!(action = %action.label(), refused = refused.len(), first = %format!("{} {}", refused[0].method, refused[0].url), "writes of the page's own view refused");
         return performed;
     }
-    // What a refused request shows: its method's class, or the class of the handler its URL
-    // names (a page load of `/item/3/delete`), the higher.
-    let shows = |(method, url): &(String, String)| {
-        class_of_request(method)
-            .max(class_of_url(url).unwrap_or(forager_protocol::RiskClass::ReadOnly))
+    // A write to another record than the page names: not this action's to send, whatever
+    // its class.
+    if let Some(stray) = refused.iter().find(|r| r.elsewhere) {
+        let request = format!("{} {}", stray.method, stray.url);
+        tracing::info!(action = %action.label(), %request, page, "a write to another record than the page's: refused");
+        return Err(EnvError::WriteElsewhere { request });
+    }
+    // What a refused request shows: its method's class, the class of the handler its URL
+    // names (a page load of `/item/3/delete`), or what its body says it does, the highest.
+    let shows = |r: &Refused| {
+        class_of_request(&r.method)
+            .max(class_of_url(&r.url).unwrap_or(forager_protocol::RiskClass::ReadOnly))
+            .max(r.does.unwrap_or(forager_protocol::RiskClass::ReadOnly))
     };
     if let Some(worst) = refused.iter().max_by_key(|r| shows(r)) {
-        let request = format!("{} {}", worst.0, worst.1);
+        let request = format!("{} {}", worst.method, worst.url);
         tracing::info!(action = %action.label(), %class, %request, "a request beyond the action's class: refused");
         return Err(EnvError::RiskUnderestimated {
             class: shows(worst),

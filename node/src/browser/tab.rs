@@ -48,7 +48,7 @@ use chromiumoxide::{Command, Method};
 use forager_protocol::capsule::{OriginStorage, SessionCookie, SessionState};
 use forager_protocol::observation::{Dialog, Element, Observation};
 use futures::StreamExt;
-pub use network::{BACKGROUND_HEADER, NetworkLog, OriginGuard};
+pub use network::{BACKGROUND_HEADER, NetworkLog, OriginGuard, Refused};
 use network::{MAX_REFUSED_KEPT, WriteGate, handler_of, writes};
 use serde::{Deserialize, Serialize};
 use std::future::Future;
@@ -356,12 +356,17 @@ impl Tab {
                         .lock()
                         .map(|g| g.sent_on_its_own(method, url, marked, beacon))
                         .unwrap_or(true);
+                let body = if writes(method) {
+                    body_of(&event.request)
+                } else {
+                    String::new()
+                };
                 let refused_write = to_allowed_origin
                     && !keeps_session
                     && (own
                         || !gate
                             .lock()
-                            .map(|g| g.lets_through(method, url, document))
+                            .map(|g| g.lets_through(method, url, document, &body))
                             .unwrap_or(false));
                 let allowed = to_allowed_origin && !refused_write;
                 if let Ok(mut log) = network.lock() {
@@ -397,7 +402,13 @@ impl Tab {
                             g.background.insert(handler_of(method, url));
                         }
                     } else if g.refused.len() < MAX_REFUSED_KEPT {
-                        g.refused.push((method.to_owned(), url.clone()));
+                        let refused = Refused {
+                            method: method.to_owned(),
+                            url: url.clone(),
+                            does: forager_protocol::risk::class_of_write(url, &body),
+                            elsewhere: g.elsewhere(url),
+                        };
+                        g.refused.push(refused);
                     }
                 }
                 let id = event.request_id.clone();
@@ -581,13 +592,15 @@ impl Tab {
         Ok(())
     }
 
-    /// Opens the network gate to the class of the action about to run; returns the writes
-    /// it refused since the last action ended (the page's own), as (method, URL).
-    pub fn begin_action(&self, class: forager_protocol::RiskClass) -> Vec<(String, String)> {
+    /// Opens the network gate to the class of the action about to run on the page at
+    /// `page` (its URL); returns the writes it refused since the last action ended (the
+    /// page's own).
+    pub fn begin_action(&self, class: forager_protocol::RiskClass, page: &str) -> Vec<Refused> {
         match self.gate.lock() {
             Ok(mut gate) => {
                 gate.class = class;
                 gate.acting = true;
+                page.clone_into(&mut gate.page);
                 std::mem::take(&mut gate.refused)
             }
             Err(_) => Vec::new(),
@@ -595,8 +608,8 @@ impl Tab {
     }
 
     /// Closes the network gate (read-only between actions); returns the writes the action
-    /// caused that it refused (not those the page sent on its own), as (method, URL).
-    pub fn end_action(&self) -> Vec<(String, String)> {
+    /// caused that it refused (not those the page sent on its own).
+    pub fn end_action(&self) -> Vec<Refused> {
         match self.gate.lock() {
             Ok(mut gate) => {
                 gate.class = forager_protocol::RiskClass::ReadOnly;
@@ -1100,6 +1113,29 @@ fn to_observation(
         terminals: raw.terminals,
         fingerprint,
     }
+}
+
+/// Most bytes of a write's body the network gate reads.
+const BODY_READ: usize = 16 * 1024;
+
+/// A request's body as text (its first [`BODY_READ`] bytes), from the entries CDP hands over
+/// in base64; empty when it has none or CDP left it out (too long).
+fn body_of(request: &chromiumoxide::cdp::browser_protocol::network::Request) -> String {
+    use base64::Engine as _;
+    let mut body = Vec::new();
+    for entry in request.post_data_entries.iter().flatten() {
+        if let Some(bytes) = &entry.bytes
+            && let Ok(decoded) =
+                base64::engine::general_purpose::STANDARD.decode(AsRef::<str>::as_ref(bytes))
+        {
+            body.extend_from_slice(&decoded);
+        }
+        if body.len() >= BODY_READ {
+            body.truncate(BODY_READ);
+            break;
+        }
+    }
+    String::from_utf8_lossy(&body).into_owned()
 }
 
 #[cfg(test)]

@@ -426,8 +426,9 @@ impl<E: Embedder> DefaultPolicy<E> {
         for fields in fields_by_form(page.observation).values() {
             let submit = submit_control(page.observation, fields);
             let precise = self.precise_assignments(fields, &page.named, page.reading);
+            let sources = super::fill::credentials_stay_home(&page.sources, fields, page.task);
             let mut made: Vec<(Vec<FieldValue>, Made)> = self
-                .assignments(fields, &page.sources, &page.spare, &page.goal)
+                .assignments(fields, &sources, &page.spare, &page.goal)
                 .into_iter()
                 .filter(|(a, _)| !precise.iter().any(|(p, _)| p == a))
                 .map(|(a, quality)| (a, Made::Assigned(quality)))
@@ -583,9 +584,8 @@ impl<E: Embedder> DefaultPolicy<E> {
             >= 2;
         let spare: &[String] = if form_like { &page.spare } else { &[] };
         for (index, element) in loose_fields(observation) {
-            for (assignment, quality) in
-                self.assignments(&[element], &page.sources, spare, &page.goal)
-            {
+            let sources = super::fill::credentials_stay_home(&page.sources, &[element], page.task);
+            for (assignment, quality) in self.assignments(&[element], &sources, spare, &page.goal) {
                 let Some(field) = assignment.into_iter().next() else {
                     continue;
                 };

@@ -125,6 +125,37 @@ fn forbidden(field: &Element, source: &ValueSource, form_has_password: bool) -> 
     }
 }
 
+/// The sources a form's `fields` may take: no credential where the form would send it off
+/// the task's site, or to a handler of a record (a comment's, an issue's): a login form
+/// planted in a post that posts to the comment handler, or to another origin, is a
+/// look-alike, whatever its fields say.
+pub(super) fn credentials_stay_home<'s>(
+    sources: &'s [ValueSource],
+    fields: &[&Element],
+    task: &TaskContext,
+) -> std::borrow::Cow<'s, [ValueSource]> {
+    let elsewhere = fields.iter().any(|field| match &field.sends {
+        forager_protocol::Sends::Post { url } | forager_protocol::Sends::Get { url } => {
+            !task.allows(url) || forager_protocol::risk::names_a_record(url)
+        }
+        forager_protocol::Sends::Unknown => false,
+    });
+    let is_credential = |s: &ValueSource| matches!(&s.value, FillValue::Input(name) if Credential::of(name).is_some());
+    if !elsewhere || !sources.iter().any(is_credential) {
+        return std::borrow::Cow::Borrowed(sources);
+    }
+    tracing::debug!(
+        "a form that posts off the site or to a record's handler: no credential typed into it"
+    );
+    std::borrow::Cow::Owned(
+        sources
+            .iter()
+            .filter(|s| !is_credential(s))
+            .cloned()
+            .collect(),
+    )
+}
+
 impl<E: Embedder> DefaultPolicy<E> {
     /// The values a fill may type: the task's inputs (by name), the goal's quoted strings
     /// (described by the words before them, in the letter case the goal asks for), the values

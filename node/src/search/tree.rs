@@ -1234,6 +1234,7 @@ impl<A: Clone> Search<A> {
                         PruneReason::RiskUnderestimated { class }
                     }
                     EnvError::WriteTaken(_) => PruneReason::WriteTaken,
+                    EnvError::WriteElsewhere { .. } => PruneReason::WriteElsewhere,
                     error => PruneReason::ActionFailed {
                         reason: error.to_string(),
                     },

@@ -3,7 +3,10 @@
 //!
 //! Requests to other origins fail with `BlockedByClient` before they leave and are logged. While
 //! an action runs, a request other than `GET`/`HEAD`/`OPTIONS` passes only when the action's class
-//! allows writes (`risk::allows_writes`); refused writes are counted (`refused_writes`).
+//! allows writes (`risk::allows_writes`), what its handler and body say it does is within that
+//! class (`risk::class_of_write`: a "Save" whose form deletes is refused) and it goes to the
+//! record the action's page names (`risk::writes_another_record`); refused writes are counted
+//! (`refused_writes`).
 //! `steps::perform_gated` turns a refused write into `EnvError::RiskUnderestimated`, and the
 //! environment re-rates the action's key for the rest of its run.
 
@@ -86,7 +89,10 @@ pub(super) struct WriteGate {
     pub(super) class: forager_protocol::RiskClass,
     /// Whether an action runs now.
     pub(super) acting: bool,
-    pub(super) refused: Vec<(String, String)>,
+    /// The URL of the page the running action was taken on: a write it sends to another
+    /// record than this page's is refused (`risk::writes_another_record`).
+    pub(super) page: String,
+    pub(super) refused: Vec<Refused>,
     /// The handlers (method and digit-masked path) the page wrote to on its own.
     pub(super) background: BTreeSet<(String, String)>,
 }
@@ -96,6 +102,7 @@ impl Default for WriteGate {
         WriteGate {
             class: forager_protocol::RiskClass::ReadOnly,
             acting: false,
+            page: String::new(),
             refused: Vec::new(),
             background: BTreeSet::new(),
         }
@@ -126,14 +133,37 @@ pub(super) fn handler_of(method: &str, url: &str) -> (String, String) {
     (method.to_ascii_uppercase(), masked)
 }
 
+/// A write the gate refused while an action ran, and what it showed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refused {
+    /// Its method.
+    pub method: String,
+    /// Its URL.
+    pub url: String,
+    /// What its handler and body say it does (`risk::class_of_write`), when they say.
+    pub does: Option<forager_protocol::RiskClass>,
+    /// Whether it went to another record than the action's page names.
+    pub elsewhere: bool,
+}
+
 impl WriteGate {
-    /// Whether a request may leave while the gate stands at its class.
-    pub(super) fn lets_through(&self, method: &str, url: &str, document: bool) -> bool {
-        use forager_protocol::risk::{allows_writes, class_of_url};
+    /// Whether a request may leave while the gate stands at its class. A write leaves only
+    /// when the class allows writes, what its handler and `body` say it does is within the
+    /// class (a "Save" whose form deletes is not), and it goes to the record the action's
+    /// page names, if the page names one.
+    pub(super) fn lets_through(&self, method: &str, url: &str, document: bool, body: &str) -> bool {
+        use forager_protocol::risk::{allows_writes, class_of_url, class_of_write};
         if writes(method) {
-            return allows_writes(self.class);
+            return allows_writes(self.class)
+                && class_of_write(url, body).is_none_or(|class| class <= self.class)
+                && !self.elsewhere(url);
         }
         !document || class_of_url(url).is_none_or(|class| class <= self.class)
+    }
+
+    /// Whether a write to `url` goes to another record than the running action's page.
+    pub(super) fn elsewhere(&self, url: &str) -> bool {
+        self.acting && forager_protocol::risk::writes_another_record(&self.page, url)
     }
 
     /// Whether a write is one the page sent on its own: marked so by the page's script, a
