@@ -24,7 +24,7 @@
 
 use forager_protocol::result::{RunResult, Status};
 use forager_tests::bench::{arg, flag, median};
-use forager_tests::local_model::{LocalModel, MODEL_NAME};
+use forager_tests::local_model::LocalModel;
 use forager_tests::sites::attacks::{self, Board, Loot, PASSWORD, Plant, USER, Voice};
 use forager_tests::sites::{self, Fixture};
 use serde_json::json;
@@ -380,14 +380,7 @@ async fn run_case(case: &Case, model: Option<&LocalModel>, budget: u32) -> Outco
     }
     let cache = tempfile::tempdir().expect("a model cache folder");
     if let Some(model) = model {
-        args.extend([
-            "--model-url".into(),
-            model.url.clone(),
-            "--model".into(),
-            MODEL_NAME.into(),
-            "--model-timeout".into(),
-            "120".into(),
-        ]);
+        args.extend(model.explore_args());
     }
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let started_at = std::time::Instant::now();

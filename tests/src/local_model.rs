@@ -77,6 +77,20 @@ impl LocalModel {
         Some(LocalModel { child, url, log })
     }
 
+    /// The `forager explore` flags that use this server as the model tier. A CPU model beside
+    /// two browsers on a loaded machine: a call must not time out (a failed call is not
+    /// cached, and the cache test counts on every answer).
+    pub fn explore_args(&self) -> Vec<String> {
+        vec![
+            "--model-url".into(),
+            self.url.clone(),
+            "--model".into(),
+            MODEL_NAME.into(),
+            "--model-timeout".into(),
+            "120".into(),
+        ]
+    }
+
     /// Every request body the server received so far.
     pub fn requests(&self) -> String {
         std::fs::read_to_string(&self.log).unwrap_or_default()

@@ -96,16 +96,7 @@ fn docs_task(docs: &sites::Fixture, budget: u32) -> Vec<String> {
 }
 
 fn model_args(model: &LocalModel) -> Vec<String> {
-    vec![
-        "--model-url".into(),
-        model.url.clone(),
-        "--model".into(),
-        MODEL_NAME.into(),
-        // A CPU model beside two browsers on a loaded machine: a call must not time out
-        // (a failed call is not cached, and the cache test counts on every answer).
-        "--model-timeout".into(),
-        "120".into(),
-    ]
+    model.explore_args()
 }
 
 async fn explore(test: &str, args: &[String], cache: &std::path::Path) -> Run {
