@@ -499,8 +499,9 @@ const ACCOUNT_WRITE_WORDS: &[&str] = &[
 /// (`_action=delete`, `_method=DELETE`, `{"action": "remove"}`). `None` when neither names
 /// one: the network gate then judges the write by the action that sent it alone.
 pub fn class_of_write(url: &str, body: &str) -> Option<RiskClass> {
+    let from_body = body_action_values(body);
     let mut parts = handler_parts(url).unwrap_or_default();
-    parts.extend(body_action_values(body));
+    parts.extend(from_body.iter().cloned());
     let by_verb = URL_VERBS
         .iter()
         .filter(|(verb, _)| parts.iter().any(|part| part == verb))
@@ -517,7 +518,7 @@ pub fn class_of_write(url: &str, body: &str) -> Option<RiskClass> {
         .unwrap_or_default();
     let by_account = path_parts
         .iter()
-        .chain(body_action_values(body).iter())
+        .chain(&from_body)
         .any(|part| ACCOUNT_WRITE_WORDS.contains(&part.as_str()))
         .then_some(RiskClass::AccountMutation);
     by_verb.max(by_account)
@@ -539,35 +540,10 @@ fn body_action_values(body: &str) -> Vec<String> {
             .filter_map(|(_, value)| value.as_str().map(normalise_name))
             .collect();
     }
-    body.split('&')
-        .filter_map(|pair| pair.split_once('='))
-        .filter(|(key, _)| is_action_key(&decode_form(key)))
-        .map(|(_, value)| normalise_name(&decode_form(value)))
+    url::form_urlencoded::parse(body.as_bytes())
+        .filter(|(key, _)| is_action_key(key))
+        .map(|(_, value)| normalise_name(&value))
         .collect()
-}
-
-/// A form field's text, `+` and `%XX` decoded (what does not decode is kept as it is).
-fn decode_form(text: &str) -> String {
-    let spaced = text.replace('+', " ");
-    let bytes = spaced.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        let hex = |b: u8| (b as char).to_digit(16);
-        if bytes[i] == b'%'
-            && let (Some(hi), Some(lo)) = (
-                bytes.get(i + 1).copied().and_then(hex),
-                bytes.get(i + 2).copied().and_then(hex),
-            )
-        {
-            out.push((hi * 16 + lo) as u8);
-            i += 3;
-        } else {
-            out.push(bytes[i]);
-            i += 1;
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// The record ids a URL's path names: segments that are a number (`/issues/3`), or a word

@@ -103,12 +103,24 @@ impl ModelAssist {
         answer
     }
 
-    /// Counts an answer refused by its check (a choice not offered, a shape not asked for).
-    fn reject(&self) {
-        self.usage
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .rejected += 1;
+    /// [`Self::ask`], and the answer through its `check`; an answer the check refuses (a
+    /// choice not offered, a shape not asked for) is counted (`ModelUsage::rejected`).
+    async fn ask_checked<T>(
+        &mut self,
+        tier: Tier,
+        model_use: ModelUse,
+        question: crate::llm::client::Question,
+        check: impl FnOnce(&serde_json::Value) -> Option<T>,
+    ) -> Option<T> {
+        let answer = self.ask(tier, model_use, question).await?;
+        let checked = check(&answer);
+        if checked.is_none() {
+            self.usage
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .rejected += 1;
+        }
+        checked
     }
 
     fn count(&self, decided_by_model: bool) {
@@ -286,13 +298,11 @@ impl ModelAssist {
             &prompts::describe(observation, &self.origin),
             &labels,
         );
-        let answer = self.ask(Tier::Small, ModelUse::Priors, question).await;
-        let chosen = answer
-            .as_ref()
-            .and_then(|answer| prompts::chosen(answer, shortlist.len()));
-        if answer.is_some() && chosen.is_none() {
-            self.reject();
-        }
+        let chosen = self
+            .ask_checked(Tier::Small, ModelUse::Priors, question, |answer| {
+                prompts::chosen(answer, shortlist.len())
+            })
+            .await;
         self.ranked.insert(
             observation.fingerprint,
             chosen.map(|i| proposals.candidates[shortlist[i]].key),
@@ -348,13 +358,11 @@ impl ModelAssist {
             &labels,
             &tried,
         );
-        let answer = self.ask(Tier::Large, ModelUse::Recovery, question).await;
-        let recovered = answer
-            .as_ref()
-            .and_then(|a| prompts::recovered(a, offered.len()));
-        if answer.is_some() && recovered.is_none() {
-            self.reject();
-        }
+        let recovered = self
+            .ask_checked(Tier::Large, ModelUse::Recovery, question, |answer| {
+                prompts::recovered(answer, offered.len())
+            })
+            .await;
         match recovered {
             Some(Recovery::Steps(steps)) => {
                 let chosen: Vec<usize> = steps.iter().map(|&i| offered[i]).collect();

@@ -356,17 +356,16 @@ impl Tab {
                         .lock()
                         .map(|g| g.sent_on_its_own(method, url, marked, beacon))
                         .unwrap_or(true);
-                let body = if writes(method) {
-                    body_of(&event.request)
-                } else {
-                    String::new()
-                };
+                // What a write does, by its handler and body, read once.
+                let does = writes(method)
+                    .then(|| forager_protocol::risk::class_of_write(url, &body_of(&event.request)))
+                    .flatten();
                 let refused_write = to_allowed_origin
                     && !keeps_session
                     && (own
                         || !gate
                             .lock()
-                            .map(|g| g.lets_through(method, url, document, &body))
+                            .map(|g| g.lets_through(method, url, document, does))
                             .unwrap_or(false));
                 let allowed = to_allowed_origin && !refused_write;
                 if let Ok(mut log) = network.lock() {
@@ -405,7 +404,7 @@ impl Tab {
                         let refused = Refused {
                             method: method.to_owned(),
                             url: url.clone(),
-                            does: forager_protocol::risk::class_of_write(url, &body),
+                            does,
                             elsewhere: g.elsewhere(url),
                         };
                         g.refused.push(refused);

@@ -151,11 +151,18 @@ impl WriteGate {
     /// when the class allows writes, what its handler and `body` say it does is within the
     /// class (a "Save" whose form deletes is not), and it goes to the record the action's
     /// page names, if the page names one.
-    pub(super) fn lets_through(&self, method: &str, url: &str, document: bool, body: &str) -> bool {
-        use forager_protocol::risk::{allows_writes, class_of_url, class_of_write};
+    /// `does`: what the write's handler and body say it does (`risk::class_of_write`).
+    pub(super) fn lets_through(
+        &self,
+        method: &str,
+        url: &str,
+        document: bool,
+        does: Option<forager_protocol::RiskClass>,
+    ) -> bool {
+        use forager_protocol::risk::{allows_writes, class_of_url};
         if writes(method) {
             return allows_writes(self.class)
-                && class_of_write(url, body).is_none_or(|class| class <= self.class)
+                && does.is_none_or(|class| class <= self.class)
                 && !self.elsewhere(url);
         }
         !document || class_of_url(url).is_none_or(|class| class <= self.class)
