@@ -576,10 +576,43 @@ pub fn names_a_record(url: &str) -> bool {
 /// both URLs' paths name records ([`record_ids`]) and they share none (a "Save" on
 /// `/issues/3` that posts to `/issues/2`). A page that names no record (a list, a form for a
 /// new one) writes wherever its rows point.
+/// A wizard's next step (`/apply/2` posting to `/apply/3`) is not another record: the same path
+/// with its one numbered segment one higher is the form going on, not a write elsewhere.
 pub fn writes_another_record(page: &str, request: &str) -> bool {
     let on_page = record_ids(page);
     let written = record_ids(request);
-    !on_page.is_empty() && !written.is_empty() && !written.iter().any(|id| on_page.contains(id))
+    !on_page.is_empty()
+        && !written.is_empty()
+        && !written.iter().any(|id| on_page.contains(id))
+        && !is_next_step(page, request)
+}
+
+/// Whether `request`'s path is `page`'s with one numbered segment counted up by one
+/// (`/apply/2` → `/apply/3`, `/signup/step1` → `/signup/step2`).
+fn is_next_step(page: &str, request: &str) -> bool {
+    let (Ok(page), Ok(request)) = (url::Url::parse(page), url::Url::parse(request)) else {
+        return false;
+    };
+    let page: Vec<&str> = page.path().split('/').collect();
+    let request: Vec<&str> = request.path().split('/').collect();
+    if page.len() != request.len() {
+        return false;
+    }
+    let mut differing = page.iter().zip(&request).filter(|(a, b)| a != b);
+    let (Some((from, to)), None) = (differing.next(), differing.next()) else {
+        return false;
+    };
+    let split = |segment: &str| -> Option<(String, u64)> {
+        let digits_at = segment.find(|c: char| c.is_ascii_digit())?;
+        let (word, digits) = segment.split_at(digits_at);
+        Some((word.to_owned(), digits.parse().ok()?))
+    };
+    match (split(from), split(to)) {
+        (Some((word_from, n_from)), Some((word_to, n_to))) => {
+            word_from == word_to && n_from.checked_add(1) == Some(n_to)
+        }
+        _ => false,
+    }
 }
 
 /// Words of a handler's URL that say it keeps the page's own view or presence: which items
@@ -1330,5 +1363,13 @@ mod tests {
             &at("/projects/2/issues/new"),
             &at("/projects/2/issues")
         ));
+        // A wizard's next step is the form going on; a step back or a jump is another record.
+        assert!(!writes_another_record(&at("/apply/2"), &at("/apply/3")));
+        assert!(!writes_another_record(
+            &at("/signup/step1"),
+            &at("/signup/step2")
+        ));
+        assert!(writes_another_record(&at("/issues/3"), &at("/issues/5")));
+        assert!(writes_another_record(&at("/issues/3"), &at("/tickets/4")));
     }
 }
