@@ -557,14 +557,19 @@ fn record_ids(url: &str) -> Vec<String> {
         .path()
         .split('/')
         .filter_map(|segment| {
-            let digits_at = segment.find(|c: char| c.is_ascii_digit())?;
-            let (word, digits) = segment.split_at(digits_at);
+            let (word, digits) = numbered(segment)?;
             let numeric = !digits.is_empty() && digits.chars().all(|c| c.is_ascii_digit());
             let word_ok = word.is_empty()
                 || (word.len() >= 3 && word.chars().all(|c| c.is_ascii_alphabetic()));
             (numeric && word_ok && digits.len() <= 12).then(|| digits.to_owned())
         })
         .collect()
+}
+
+/// A path segment split where its digits begin (`issue3` → `issue`, `3`).
+fn numbered(segment: &str) -> Option<(&str, &str)> {
+    let digits_at = segment.find(|c: char| c.is_ascii_digit())?;
+    Some(segment.split_at(digits_at))
 }
 
 /// Whether a URL's path names a record (`/issues/4/comments`, `/issue4`).
@@ -602,10 +607,9 @@ fn is_next_step(page: &str, request: &str) -> bool {
     let (Some((from, to)), None) = (differing.next(), differing.next()) else {
         return false;
     };
-    let split = |segment: &str| -> Option<(String, u64)> {
-        let digits_at = segment.find(|c: char| c.is_ascii_digit())?;
-        let (word, digits) = segment.split_at(digits_at);
-        Some((word.to_owned(), digits.parse().ok()?))
+    let split = |segment| -> Option<(&str, u64)> {
+        let (word, digits) = numbered(segment)?;
+        Some((word, digits.parse().ok()?))
     };
     match (split(from), split(to)) {
         (Some((word_from, n_from)), Some((word_to, n_to))) => {
